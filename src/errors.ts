@@ -1,0 +1,94 @@
+/**
+ * Quiver's public error kinds.
+ *
+ * Callers mostly need one answer from an error: does retrying help? So there are few kinds,
+ * each with a fixed `retryable` flag, and the detail lives in the message (the SlateDB style).
+ *
+ * - `invalid`        the request is wrong (bad schema, bad SQL, bad argument); retrying the same
+ *                    request fails the same way.
+ * - `not_found`      a table, column or object does not exist.
+ * - `already_exists` a create-if-absent target exists (tables, objects).
+ * - `unavailable`    a transient condition (storage hiccup, backpressure timeout); retry later.
+ * - `fenced`         a newer writer owns the region; this writer is finished.
+ * - `closed`         the database, table or writer was closed.
+ * - `data`           stored data is corrupt or inconsistent.
+ * - `internal`       a bug or an unexpected failure.
+ */
+export type ErrorKind =
+  | 'invalid'
+  | 'not_found'
+  | 'already_exists'
+  | 'unavailable'
+  | 'fenced'
+  | 'closed'
+  | 'data'
+  | 'internal';
+
+export class QuiverError extends Error {
+  readonly kind: ErrorKind;
+  /** True when the same request may succeed if retried later. */
+  readonly retryable: boolean;
+
+  constructor(kind: ErrorKind, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.kind = kind;
+    this.retryable = kind === 'unavailable';
+    this.name = ERROR_NAMES[kind];
+  }
+}
+
+const ERROR_NAMES: Record<ErrorKind, string> = {
+  invalid: 'InvalidError',
+  not_found: 'NotFoundError',
+  already_exists: 'AlreadyExistsError',
+  unavailable: 'UnavailableError',
+  fenced: 'FencedError',
+  closed: 'ClosedError',
+  data: 'DataError',
+  internal: 'InternalError',
+};
+
+export class InvalidError extends QuiverError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('invalid', message, options);
+  }
+}
+export class NotFoundError extends QuiverError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('not_found', message, options);
+  }
+}
+export class AlreadyExistsError extends QuiverError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('already_exists', message, options);
+  }
+}
+export class UnavailableError extends QuiverError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('unavailable', message, options);
+  }
+}
+export class FencedError extends QuiverError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('fenced', message, options);
+  }
+}
+export class ClosedError extends QuiverError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('closed', message, options);
+  }
+}
+export class DataError extends QuiverError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('data', message, options);
+  }
+}
+export class InternalError extends QuiverError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('internal', message, options);
+  }
+}
+
+export function isQuiverError(e: unknown, kind?: ErrorKind): e is QuiverError {
+  return e instanceof QuiverError && (kind === undefined || e.kind === kind);
+}

@@ -1,0 +1,87 @@
+/**
+ * The append-only batch list of one MemTable.
+ *
+ * Batches are only ever appended; a slot never changes once written. A row's position is its
+ * global offset in the store (rows before its batch + index in batch), which is the order that
+ * decides "newest wins" inside a MemTable and becomes the row id in a flushed generation.
+ *
+ * Readers take a *snapshot*: the store plus a batch count captured at one instant. Because the
+ * list is append-only and JS runs a snapshot's capture synchronously, later appends never change
+ * what a snapshot sees — a snapshot never tears.
+ */
+import { type Data, type RecordBatch, Type } from 'apache-arrow';
+
+export class BatchStore {
+  private readonly batches: RecordBatch[] = [];
+  private readonly offsets: number[] = [];
+  private rows = 0;
+  private bytes = 0;
+
+  get batchCount(): number {
+    return this.batches.length;
+  }
+  get rowCount(): number {
+    return this.rows;
+  }
+  /** Estimated memory held: the Arrow buffers of every batch. */
+  get byteSize(): number {
+    return this.bytes;
+  }
+
+  /** Appends all batches at once; returns the batch index range they occupy. */
+  append(batches: readonly RecordBatch[]): { start: number; end: number } {
+    const start = this.batches.length;
+    for (const b of batches) {
+      this.offsets.push(this.rows);
+      this.batches.push(b);
+      this.rows += b.numRows;
+      this.bytes += batchBytes(b);
+    }
+    return { start, end: this.batches.length };
+  }
+
+  batch(i: number): RecordBatch {
+    return this.batches[i];
+  }
+  /** Row position of the first row of batch i. */
+  rowOffset(i: number): number {
+    return this.offsets[i];
+  }
+  /** Batches [start, end). */
+  range(start: number, end: number): RecordBatch[] {
+    return this.batches.slice(start, end);
+  }
+  /** Rows in batches [0, count). */
+  rowsBefore(count: number): number {
+    return count >= this.batches.length ? this.rows : this.offsets[count];
+  }
+  bytesOf(start: number, end: number): number {
+    let n = 0;
+    for (let i = start; i < end; i++) n += batchBytes(this.batches[i]);
+    return n;
+  }
+}
+
+export function batchBytes(batch: RecordBatch): number {
+  return dataBytes(batch.data);
+}
+
+/**
+ * Bytes of the rows a Data covers, not of the buffers it points into: a slice of a large
+ * batch must not count the whole parent (variable-width values and bit maps are not sliced).
+ */
+export function dataBytes(data: Data): number {
+  const n = data.length;
+  let bytes = data.nullCount > 0 ? (n + 7) >> 3 : 0;
+  const offsets = data.valueOffsets as Int32Array | undefined;
+  if (offsets && offsets.length > 0) {
+    bytes += offsets.BYTES_PER_ELEMENT * (n + 1);
+    if (data.children.length === 0) bytes += Number(offsets[n]) - Number(offsets[0]);
+  } else if (data.typeId === Type.Bool) {
+    bytes += (n + 7) >> 3;
+  } else if (data.values) {
+    bytes += (data.values as unknown as ArrayBufferView).byteLength;
+  }
+  for (const c of data.children) bytes += dataBytes(c as Data);
+  return bytes;
+}

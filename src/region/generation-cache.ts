@@ -1,0 +1,61 @@
+/**
+ * Loaded flushed generations, shared by a table's readers and writers, bounded by bytes (least
+ * recently used out first). A generation is immutable, so a cached copy never goes stale; the
+ * writer seeds the cache with what it just flushed so a fresh generation is not read back.
+ */
+import type { Schema } from 'apache-arrow';
+import { batchBytes } from '../memtable/batch-store.js';
+import type { ObjectStore } from '../storage/object-store.js';
+import { type LoadedGeneration, readGeneration } from './generation.js';
+import type { RegionLayout } from './layout.js';
+
+export class GenerationCache {
+  private readonly entries = new Map<string, { gen: Promise<LoadedGeneration>; bytes: number }>();
+  private bytes = 0;
+
+  constructor(
+    private readonly store: ObjectStore,
+    private readonly stored: Schema,
+    private readonly maxBytes = 512 * 1024 * 1024,
+  ) {}
+
+  private key(layout: RegionLayout, folder: string): string {
+    return `${layout.regionId}/${folder}`;
+  }
+
+  get(layout: RegionLayout, generation: number, folder: string): Promise<LoadedGeneration> {
+    const key = this.key(layout, folder);
+    const hit = this.entries.get(key);
+    if (hit) {
+      this.entries.delete(key);
+      this.entries.set(key, hit);
+      return hit.gen;
+    }
+    const gen = readGeneration(this.store, layout, this.stored, generation, folder);
+    const entry = { gen, bytes: 0 };
+    this.entries.set(key, entry);
+    gen.then(
+      (g) => this.account(key, entry, g),
+      () => this.entries.get(key) === entry && this.entries.delete(key),
+    );
+    return gen;
+  }
+
+  put(layout: RegionLayout, gen: LoadedGeneration): void {
+    const key = this.key(layout, gen.folder);
+    const entry = { gen: Promise.resolve(gen), bytes: 0 };
+    this.entries.set(key, entry);
+    this.account(key, entry, gen);
+  }
+
+  private account(key: string, entry: { bytes: number }, gen: LoadedGeneration): void {
+    if (this.entries.get(key) !== entry) return;
+    entry.bytes = gen.batches.reduce((n, b) => n + batchBytes(b), 0);
+    this.bytes += entry.bytes;
+    for (const [k, e] of this.entries) {
+      if (this.bytes <= this.maxBytes || k === key) break;
+      this.entries.delete(k);
+      this.bytes -= e.bytes;
+    }
+  }
+}

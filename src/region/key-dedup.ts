@@ -1,0 +1,50 @@
+/**
+ * Exact primary-key deduplication: "newest version of a key wins, tombstones delete".
+ *
+ * Sources are offered newest first (active MemTable, frozen MemTables, then flushed generations
+ * from the highest generation down); inside a source, rows are walked from the last position to
+ * the first. The first time a key is met is its newest version; every later meeting is a
+ * superseded version. A tombstone claims its key and is itself dropped from results. Exact, not
+ * a Bloom-filter shortcut, which upstream found loses rows and lets stale ones through
+ * (lance-memwal.md pitfall 16).
+ */
+import type { RecordBatch } from 'apache-arrow';
+import { batchKeyReader, type KeyValue } from '../table/primary-key.js';
+
+export class KeyDeduper {
+  private readonly seen = new Set<KeyValue>();
+
+  constructor(
+    private readonly keyIndexes: readonly number[],
+    private readonly tombstoneIndex: number,
+  ) {}
+
+  /**
+   * For each batch of one source (in position order), the row indices that survive, ascending;
+   * `undefined` means every row survives (no copy needed).
+   */
+  survivors(batches: readonly RecordBatch[], keepTombstones = false): (Uint32Array | undefined)[] {
+    const out: (Uint32Array | undefined)[] = new Array(batches.length);
+    for (let b = batches.length - 1; b >= 0; b--) {
+      const batch = batches[b];
+      const key = batchKeyReader(batch, this.keyIndexes);
+      const tomb = batch.data.children[this.tombstoneIndex];
+      const tombBits = tomb.values as Uint8Array;
+      const tombOffset = tomb.offset;
+      const n = batch.numRows;
+      const keep = new Uint32Array(n);
+      let kept = 0;
+      for (let r = n - 1; r >= 0; r--) {
+        const k = key(r);
+        if (this.seen.has(k)) continue;
+        this.seen.add(k);
+        const bit = tombOffset + r;
+        if (!keepTombstones && tombBits[bit >> 3] & (1 << (bit & 7))) continue;
+        keep[kept++] = r;
+      }
+      if (kept === n) out[b] = undefined;
+      else out[b] = keep.subarray(0, kept).reverse();
+    }
+    return out;
+  }
+}

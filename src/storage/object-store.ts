@@ -1,0 +1,55 @@
+/**
+ * The one small interface every storage backend implements.
+ *
+ * Keys are '/'-separated relative paths ("docs/_mem_wal/<uuid>/wal/0101...arrow"). Every
+ * durability guarantee Quiver gives rests on two operations here: `put` replaces an object
+ * atomically (readers see the old or the new bytes, never a mix) and `putIfAbsent` creates an
+ * object only if nothing is at the key, failing with `AlreadyExistsError` otherwise. WAL entries,
+ * manifest versions and table metadata versions are all written with `putIfAbsent`; a collision
+ * is how a stale writer learns it is fenced.
+ *
+ * Errors: a missing object is `NotFoundError`; a lost create race is `AlreadyExistsError`;
+ * a transient backend failure is `UnavailableError` (retryable). Implementations do not retry;
+ * `RetryingObjectStore` adds that in one place.
+ */
+import { InvalidError } from '../errors.js';
+
+export interface ObjectMeta {
+  key: string;
+  size: number;
+}
+
+export interface ByteRange {
+  /** First byte to read. */
+  offset: number;
+  /** Bytes to read; to the end of the object when omitted. */
+  length?: number;
+}
+
+export interface ObjectStore {
+  /** Where the store points, for messages ("file:///data", "s3://bucket/prefix", "memory://"). */
+  readonly description: string;
+  get(key: string, range?: ByteRange): Promise<Uint8Array>;
+  put(key: string, data: Uint8Array): Promise<void>;
+  putIfAbsent(key: string, data: Uint8Array): Promise<void>;
+  head(key: string): Promise<ObjectMeta | undefined>;
+  /** Every object whose key starts with `prefix`, sorted by key. */
+  list(prefix: string): Promise<ObjectMeta[]>;
+  /** Removes the object; removing a missing object is not an error. */
+  delete(key: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Joins key parts with '/', ignoring empty parts and stray slashes. */
+export function joinKey(...parts: string[]): string {
+  return parts
+    .map((p) => p.replace(/^\/+|\/+$/g, ''))
+    .filter((p) => p.length > 0)
+    .join('/');
+}
+
+export function checkKey(key: string): void {
+  if (key.length === 0 || key.startsWith('/') || key.split('/').some((p) => p === '' || p === '.' || p === '..')) {
+    throw new InvalidError(`invalid object key ${JSON.stringify(key)}`);
+  }
+}

@@ -1,0 +1,165 @@
+/**
+ * Appends WAL entries for one region writer.
+ *
+ * Positions are assigned in call order, 1-based and contiguous. Every entry is written
+ * create-if-absent, so two writers can never both own a position: a collision with an entry of
+ * a newer epoch means this writer is fenced.
+ *
+ * Several entries may be in flight at once (`maxInFlight`) to hide storage latency, but an
+ * append resolves only when its entry *and every earlier one* are on storage: replay stops at the
+ * first missing position, so an entry after a gap is not durable in any useful sense. If an
+ * entry fails for good, that entry and every later one fail, and the appender refuses further
+ * work: the writer must be reopened, which replays the log and fills any gap with a fence
+ * sentinel before writing again (see wal-replay.ts). A failed entry therefore never leaves a
+ * gap that stops replay of acknowledged data (lance-memwal.md pitfall 8).
+ */
+import type { RecordBatch, Schema } from 'apache-arrow';
+import { FencedError, isQuiverError, QuiverError, UnavailableError } from '../errors.js';
+import type { RegionLayout } from '../region/layout.js';
+import type { ObjectStore } from '../storage/object-store.js';
+import { decodeWalEntry, encodeWalEntry } from './wal-entry.js';
+
+export interface WalAppendResult {
+  position: number;
+  bytes: number;
+}
+
+interface Pending {
+  position: number;
+  bytes: number;
+  done: boolean;
+  resolve: (r: WalAppendResult) => void;
+  reject: (e: unknown) => void;
+}
+
+export class WalAppender {
+  private next: number;
+  private durableUpTo: number;
+  private inFlight = 0;
+  private readonly slotWaiters: (() => void)[] = [];
+  private readonly pending = new Map<number, Pending>();
+  private failure: QuiverError | undefined;
+
+  constructor(
+    private readonly store: ObjectStore,
+    private readonly layout: RegionLayout,
+    private readonly schema: Schema,
+    readonly epoch: number,
+    nextPosition: number,
+    private readonly maxInFlight: number,
+  ) {
+    this.next = nextPosition;
+    this.durableUpTo = nextPosition - 1;
+  }
+
+  /** The position the next entry will take. */
+  get nextPosition(): number {
+    return this.next;
+  }
+  /** Highest position such that it and all earlier ones are durable. */
+  get durablePosition(): number {
+    return this.durableUpTo;
+  }
+  get failed(): QuiverError | undefined {
+    return this.failure;
+  }
+
+  /**
+   * Encodes `batches` into the next entry and writes it. The position is taken synchronously,
+   * so entries follow call order. Resolves when this and all earlier entries are durable.
+   */
+  append(batches: readonly RecordBatch[]): { position: number; durable: Promise<WalAppendResult> } {
+    if (this.failure) return { position: -1, durable: Promise.reject(this.failure) };
+    const position = this.next++;
+    const bytes = encodeWalEntry(this.schema, this.epoch, batches);
+    const durable = new Promise<WalAppendResult>((resolve, reject) => {
+      this.pending.set(position, { position, bytes: bytes.length, done: false, resolve, reject });
+    });
+    void this.write(position, bytes);
+    return { position, durable };
+  }
+
+  private async write(position: number, bytes: Uint8Array): Promise<void> {
+    await this.acquireSlot();
+    try {
+      if (this.failure) throw this.failure;
+      await this.putEntry(position, bytes);
+      const p = this.pending.get(position);
+      if (p) p.done = true;
+      this.advance();
+    } catch (e) {
+      this.fail(position, e);
+    } finally {
+      this.releaseSlot();
+    }
+  }
+
+  private async putEntry(position: number, bytes: Uint8Array): Promise<void> {
+    const key = this.layout.walEntryKey(position);
+    try {
+      await this.store.putIfAbsent(key, bytes);
+    } catch (e) {
+      if (!isQuiverError(e, 'already_exists')) throw e;
+      let other: number;
+      try {
+        other = decodeWalEntry(await this.store.get(key), key).writerEpoch;
+      } catch {
+        other = Number.POSITIVE_INFINITY;
+      }
+      if (other > this.epoch) {
+        throw new FencedError(`region ${this.layout.regionId}: writer epoch ${this.epoch} is fenced; WAL position ${position} was written by epoch ${other}`, { cause: e });
+      }
+      if (other === this.epoch) {
+        // Only this writer writes this epoch, and each position once: an earlier attempt of
+        // this same write landed (its response was lost).
+        return;
+      }
+      throw new UnavailableError(
+        `region ${this.layout.regionId}: WAL position ${position} holds an entry of an older writer (epoch ${other}); reopen the writer to recover`,
+        { cause: e },
+      );
+    }
+  }
+
+  private advance(): void {
+    for (;;) {
+      const p = this.pending.get(this.durableUpTo + 1);
+      if (!p || !p.done) return;
+      this.pending.delete(p.position);
+      this.durableUpTo = p.position;
+      p.resolve({ position: p.position, bytes: p.bytes });
+    }
+  }
+
+  private fail(position: number, e: unknown): void {
+    if (!this.failure) {
+      const err = e instanceof QuiverError ? e : new UnavailableError(`WAL write at position ${position} failed: ${(e as Error).message}`, { cause: e });
+      this.failure =
+        err.kind === 'fenced' || err.kind === 'unavailable'
+          ? err
+          : new UnavailableError(`WAL write at position ${position} failed: ${err.message}`, { cause: err });
+    }
+    // This entry and every later one can no longer be acknowledged; earlier ones still in
+    // flight may yet complete and be acknowledged.
+    for (const [pos, p] of [...this.pending]) {
+      if (pos >= position) {
+        this.pending.delete(pos);
+        p.reject(this.failure);
+      }
+    }
+  }
+
+  private acquireSlot(): Promise<void> {
+    if (this.inFlight < this.maxInFlight) {
+      this.inFlight++;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.slotWaiters.push(resolve));
+  }
+
+  private releaseSlot(): void {
+    const nextWaiter = this.slotWaiters.shift();
+    if (nextWaiter) nextWaiter();
+    else this.inFlight--;
+  }
+}

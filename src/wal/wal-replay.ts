@@ -1,0 +1,160 @@
+/**
+ * Reading a region's WAL back: replay on writer open, and tailing for read-only snapshots.
+ *
+ * Replay walks positions from `replay_after_wal_entry_position + 1` until the first missing one
+ * (several GETs in flight). Which entries count:
+ * - an entry whose `writer_epoch` is newer than the replaying writer's claimed epoch means a newer
+ *   writer exists: the replaying writer is fenced;
+ * - an entry older than the newest epoch seen so far is skipped: it was written by a stale writer
+ *   *after* a newer writer's fence sentinel, and a stale writer cannot have acknowledged it (its
+ *   ack needs every earlier position to be its own, and the sentinel is not);
+ * - everything else is applied in position order.
+ *
+ * A writer (not a reader) then closes the log at the first missing position p with a *fence
+ * sentinel* — an empty entry of its own epoch — so that an older writer's next WAL write collides
+ * and learns it is fenced. If entries exist beyond p (a failed write left a gap; nothing after a
+ * gap was ever acknowledged), the sentinel fills the gap, every further hole up to the last
+ * existing entry gets a sentinel too, and those stale entries are skipped by the rule above,
+ * now and at every later replay. The log is contiguous again before the writer appends.
+ */
+import type { RecordBatch, Schema } from 'apache-arrow';
+import { FencedError, isQuiverError } from '../errors.js';
+import type { RegionLayout } from '../region/layout.js';
+import type { ObjectStore } from '../storage/object-store.js';
+import { decodeWalEntry, encodeWalEntry, type WalEntry } from './wal-entry.js';
+
+export type ApplyEntry = (position: number, batches: RecordBatch[]) => void;
+
+export interface ReplayResult {
+  /** The position a writer's next entry takes (or where a reader stopped). */
+  nextPosition: number;
+  /** Entries applied / skipped as stale. */
+  applied: number;
+  skipped: number;
+  /** Position of the fence sentinel written (writers only). */
+  sentinelPosition?: number;
+}
+
+const PREFETCH = 4;
+
+async function readEntry(store: ObjectStore, layout: RegionLayout, position: number): Promise<WalEntry | undefined> {
+  const key = layout.walEntryKey(position);
+  try {
+    return decodeWalEntry(await store.get(key), key);
+  } catch (e) {
+    if (isQuiverError(e, 'not_found')) return undefined;
+    throw e;
+  }
+}
+
+class EpochFilter {
+  maxEpoch = 0;
+  applied = 0;
+  skipped = 0;
+  constructor(
+    private readonly layout: RegionLayout,
+    private readonly claimedEpoch: number | undefined,
+    private readonly apply: ApplyEntry,
+  ) {}
+
+  offer(position: number, entry: WalEntry): void {
+    if (this.claimedEpoch !== undefined && entry.writerEpoch > this.claimedEpoch) {
+      throw new FencedError(
+        `region ${this.layout.regionId}: writer epoch ${this.claimedEpoch} is fenced; WAL position ${position} was written by epoch ${entry.writerEpoch}`,
+      );
+    }
+    if (entry.writerEpoch < this.maxEpoch) {
+      this.skipped++;
+      return;
+    }
+    this.maxEpoch = entry.writerEpoch;
+    if (entry.batches.length > 0) {
+      this.apply(position, entry.batches);
+      this.applied++;
+    }
+  }
+}
+
+/** Reads and applies entries from `from` until the first missing position; returns it. */
+async function readContiguous(store: ObjectStore, layout: RegionLayout, from: number, filter: EpochFilter): Promise<number> {
+  let position = from;
+  for (;;) {
+    const window = await Promise.all(Array.from({ length: PREFETCH }, (_, i) => readEntry(store, layout, position + i)));
+    for (const entry of window) {
+      if (!entry) return position;
+      filter.offer(position, entry);
+      position++;
+    }
+  }
+}
+
+/**
+ * Read-only tail: applies the durable, contiguous log from `from` on. `maxEpoch` carries the
+ * newest epoch seen by an earlier call, so a reader can tail incrementally.
+ */
+export async function tailWal(
+  store: ObjectStore,
+  layout: RegionLayout,
+  from: number,
+  maxEpoch: number,
+  apply: ApplyEntry,
+): Promise<ReplayResult & { maxEpoch: number }> {
+  const filter = new EpochFilter(layout, undefined, apply);
+  filter.maxEpoch = maxEpoch;
+  const nextPosition = await readContiguous(store, layout, from, filter);
+  return { nextPosition, applied: filter.applied, skipped: filter.skipped, maxEpoch: filter.maxEpoch };
+}
+
+/** Writer replay: applies the log, then closes it with a fence sentinel of `epoch`. */
+export async function replayAndFence(
+  store: ObjectStore,
+  layout: RegionLayout,
+  schema: Schema,
+  replayAfter: number,
+  epoch: number,
+  apply: ApplyEntry,
+): Promise<ReplayResult> {
+  const filter = new EpochFilter(layout, epoch, apply);
+  const sentinel = encodeWalEntry(schema, epoch, []);
+  let position = replayAfter + 1;
+  let sentinelPosition: number;
+  for (;;) {
+    position = await readContiguous(store, layout, position, filter);
+    try {
+      await store.putIfAbsent(layout.walEntryKey(position), sentinel);
+      sentinelPosition = position;
+      filter.maxEpoch = epoch;
+      break;
+    } catch (e) {
+      // Another (older) writer appended at this position meanwhile: read on.
+      if (!isQuiverError(e, 'already_exists')) throw e;
+    }
+  }
+  // Entries beyond the sentinel were written after a gap and never acknowledged: skip them and
+  // plug every further hole so the log reads contiguously to its end.
+  const beyond = (await store.list(`${layout.walDir}/`))
+    .map((o) => layout.walPositionOf(o.key))
+    .filter((p): p is number => p !== undefined && p > sentinelPosition)
+    .sort((a, b) => a - b);
+  let next = sentinelPosition + 1;
+  if (beyond.length > 0) {
+    const existing = new Set(beyond);
+    const last = beyond[beyond.length - 1];
+    for (let p = sentinelPosition + 1; p <= last; p++) {
+      if (existing.has(p)) {
+        const entry = await readEntry(store, layout, p);
+        if (entry) filter.offer(p, entry);
+        continue;
+      }
+      try {
+        await store.putIfAbsent(layout.walEntryKey(p), sentinel);
+      } catch (e) {
+        if (!isQuiverError(e, 'already_exists')) throw e;
+        const entry = await readEntry(store, layout, p);
+        if (entry) filter.offer(p, entry);
+      }
+    }
+    next = last + 1;
+  }
+  return { nextPosition: next, applied: filter.applied, skipped: filter.skipped, sentinelPosition };
+}
