@@ -1,0 +1,163 @@
+/**
+ * The embedded entry point: `connect(uri)` opens a Quiver database on a local directory,
+ * `s3://bucket/prefix` or `memory://`, and hands out tables.
+ *
+ * One Database object holds at most one Table object per table name, so within a process each
+ * region has at most one writer. Another process writing the same table claims the regions it
+ * writes (fencing this one's writers for them); reads never claim anything.
+ */
+import type { Schema } from 'apache-arrow';
+import { ClosedError, InvalidError } from './errors.js';
+import { GenerationCache } from './region/generation-cache.js';
+import { REGION_SPEC_IDS, type RegionSpec, validateRegionSpec } from './region/region-spec.js';
+import { type RegionWriterConfig, resolveWriterConfig } from './region/writer-config.js';
+import { LocalObjectStore } from './storage/local-store.js';
+import { MemoryObjectStore } from './storage/memory-store.js';
+import type { ObjectStore } from './storage/object-store.js';
+import { type RetryOptions, RetryingObjectStore } from './storage/retrying-store.js';
+import { parseS3Url, S3ObjectStore } from './storage/s3-store.js';
+import { Catalog, checkTableName } from './table/catalog.js';
+import { encodeSchema, decodeSchema, TABLE_FORMAT_VERSION, type TableMeta } from './table/table-meta.js';
+import { Table } from './table/table.js';
+import { TableSchema } from './table/table-schema.js';
+import { randomUUID } from './util/uuid.js';
+
+export interface S3ConnectOptions {
+  endpoint?: string;
+  region?: string;
+  accessKeyId?: string;
+  secretAccessKey?: string;
+  forcePathStyle?: boolean;
+}
+
+export interface ConnectOptions {
+  s3?: S3ConnectOptions;
+  /** Region writer settings for every table opened through this connection. */
+  writer?: Partial<RegionWriterConfig>;
+  /** Retries of transient storage errors. */
+  retry?: RetryOptions;
+  /** Local directories: fsync before acknowledging (default true). */
+  fsync?: boolean;
+  /** Use this object store instead of one derived from the URI (tests, custom backends). */
+  store?: ObjectStore;
+  /** Bytes of flushed generations kept in memory for reads (default 512 MiB). */
+  generationCacheBytes?: number;
+}
+
+export interface CreateTableOptions {
+  primaryKey: string | string[];
+  regionSpec?: RegionSpec;
+  /** Writer settings stored with the table (a connection's `writer` settings override them). */
+  writer?: Partial<RegionWriterConfig>;
+}
+
+export class Database {
+  private readonly catalog: Catalog;
+  private readonly tables = new Map<string, Promise<Table>>();
+  private closed = false;
+
+  constructor(
+    readonly store: ObjectStore,
+    private readonly options: ConnectOptions,
+  ) {
+    this.catalog = new Catalog(store);
+    resolveWriterConfig(options.writer);
+  }
+
+  async createTable(name: string, schema: Schema, options: CreateTableOptions): Promise<Table> {
+    this.checkOpen();
+    checkTableName(name);
+    if (!options || options.primaryKey === undefined) throw new InvalidError(`createTable ${name}: options.primaryKey is required`);
+    const primaryKey = Array.isArray(options.primaryKey) ? options.primaryKey : [options.primaryKey];
+    const tableSchema = new TableSchema(schema, primaryKey);
+    const spec = validateRegionSpec(options.regionSpec, primaryKey);
+    resolveWriterConfig(options.writer);
+    const meta: TableMeta = {
+      format_version: TABLE_FORMAT_VERSION,
+      name,
+      table_id: randomUUID(),
+      created_at: new Date().toISOString(),
+      fields: schema.fields.map((f) => ({ name: f.name, type: String(f.type), nullable: f.nullable })),
+      schema_ipc: encodeSchema(schema),
+      primary_key: primaryKey,
+      region_spec: spec,
+      region_spec_id: REGION_SPEC_IDS[spec.kind],
+      writer: options.writer ?? {},
+    };
+    await this.catalog.create(meta);
+    const table = Promise.resolve(this.makeTable(meta, tableSchema));
+    this.tables.set(name, table);
+    return table;
+  }
+
+  async openTable(name: string): Promise<Table> {
+    this.checkOpen();
+    checkTableName(name);
+    let table = this.tables.get(name);
+    if (!table) {
+      table = this.catalog.load(name).then((meta) => this.makeTable(meta, new TableSchema(decodeSchema(meta.schema_ipc, `table ${name}`), meta.primary_key)));
+      this.tables.set(name, table);
+      table.catch(() => this.tables.get(name) === table && this.tables.delete(name));
+    }
+    return table;
+  }
+
+  async tableNames(): Promise<string[]> {
+    this.checkOpen();
+    return this.catalog.names();
+  }
+
+  async dropTable(name: string): Promise<void> {
+    this.checkOpen();
+    checkTableName(name);
+    const open = this.tables.get(name);
+    this.tables.delete(name);
+    if (open) await (await open.catch(() => undefined))?.close().catch(() => {});
+    await this.catalog.drop(name);
+  }
+
+  /** Flushes every table's MemTables to generations and releases the writers. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const results = await Promise.allSettled([...this.tables.values()].map(async (t) => (await t).close()));
+    this.tables.clear();
+    await this.store.close();
+    const failed = results.find((r) => r.status === 'rejected') as PromiseRejectedResult | undefined;
+    if (failed) throw failed.reason;
+  }
+
+  private makeTable(meta: TableMeta, schema: TableSchema): Table {
+    return new Table({
+      store: this.store,
+      tableKey: meta.name,
+      meta,
+      schema,
+      generations: new GenerationCache(this.store, schema.stored, this.options.generationCacheBytes),
+      writerOverrides: this.options.writer ?? {},
+    });
+  }
+
+  private checkOpen(): void {
+    if (this.closed) throw new ClosedError('database is closed');
+  }
+}
+
+/** Opens a database: a local directory (default `./quiver-data`), `s3://bucket/prefix` or `memory://`. */
+export async function connect(uri = './quiver-data', options: ConnectOptions = {}): Promise<Database> {
+  return new Database(options.store ?? openStore(uri, options), options);
+}
+
+export function openStore(uri: string, options: ConnectOptions = {}): ObjectStore {
+  if (typeof uri !== 'string' || uri.length === 0) throw new InvalidError('connect: give a directory, s3://bucket/prefix or memory://');
+  let base: ObjectStore;
+  if (uri.startsWith('s3://')) {
+    const { bucket, prefix } = parseS3Url(uri);
+    base = new S3ObjectStore({ bucket, prefix, ...options.s3 });
+  } else if (uri === 'memory://' || uri === 'memory:') {
+    base = new MemoryObjectStore();
+  } else {
+    base = new LocalObjectStore(uri.startsWith('file://') ? new URL(uri).pathname : uri, { fsync: options.fsync });
+  }
+  return new RetryingObjectStore(base, options.retry);
+}

@@ -1,0 +1,268 @@
+/**
+ * Table: a named, primary-keyed collection of rows spread over regions.
+ *
+ * Writes are validated once, routed to regions by the region spec, and handed to each region's
+ * RegionWriter (opened lazily on the first write, which claims that region for this process).
+ * A put touching several regions is atomic per region, not across regions.
+ *
+ * Reads take a snapshot: for regions this process writes, the writer's in-memory state captured
+ * synchronously; for the others, a read-only tail of the region's manifest and WAL. A scan then
+ * walks each region's sources newest first and keeps only the newest version of each key.
+ */
+import { type Data, type DataType, makeBuilder, makeData, RecordBatch, Schema, Struct, type Table as ArrowTable } from 'apache-arrow';
+import { takeData } from '../../exec/kernels/take.js';
+import { isQuiverError, InvalidError, ClosedError } from '../errors.js';
+import { takeBatch } from '../region/generation.js';
+import type { GenerationCache } from '../region/generation-cache.js';
+import { KeyDeduper } from '../region/key-dedup.js';
+import { RegionLayout } from '../region/layout.js';
+import { type RegionSpec, routeBatch, staticRegions } from '../region/region-spec.js';
+import { RegionTail } from '../region/region-tail.js';
+import { type RegionReadState, RegionWriter } from '../region/region-writer.js';
+import { type RegionWriterConfig, resolveWriterConfig } from '../region/writer-config.js';
+import type { ObjectStore } from '../storage/object-store.js';
+import { keyVectorData } from './primary-key.js';
+import type { TableMeta } from './table-meta.js';
+import { TableSchema } from './table-schema.js';
+
+export interface TableContext {
+  store: ObjectStore;
+  /** Key prefix of the table's objects (its name). */
+  tableKey: string;
+  meta: TableMeta;
+  schema: TableSchema;
+  generations: GenerationCache;
+  writerOverrides: Partial<RegionWriterConfig>;
+}
+
+export interface ScanOptions {
+  /** Columns to return, in this order (default: all). */
+  columns?: string[];
+}
+
+export class Table {
+  readonly name: string;
+  private readonly writers = new Map<string, Promise<RegionWriter>>();
+  private readonly tails = new Map<string, RegionTail>();
+  private readonly registered = new Set<string>();
+  private readonly config: RegionWriterConfig;
+  private closed = false;
+
+  constructor(private readonly ctx: TableContext) {
+    this.name = ctx.meta.name;
+    this.config = resolveWriterConfig({ ...ctx.meta.writer, ...ctx.writerOverrides });
+  }
+
+  /** The table's schema as the user declared it. */
+  get schema(): Schema {
+    return this.ctx.schema.user;
+  }
+  get primaryKey(): string[] {
+    return [...this.ctx.schema.primaryKey];
+  }
+  get regionSpec(): RegionSpec {
+    return this.ctx.meta.region_spec;
+  }
+
+  /** Writes rows (upsert by primary key). Resolves once every row is durable. */
+  async put(input: RecordBatch | ArrowTable | readonly RecordBatch[]): Promise<void> {
+    this.checkOpen();
+    const batches = this.ctx.schema.normalize(input);
+    await this.writeRouted(batches);
+  }
+
+  /** Deletes rows by primary-key value (single-column keys). Resolves once durable. */
+  async delete(keys: readonly unknown[]): Promise<void> {
+    this.checkOpen();
+    const schema = this.ctx.schema;
+    if (schema.primaryKey.length !== 1) throw new InvalidError('delete(keys) needs a single-column primary key');
+    if (!Array.isArray(keys) || keys.length === 0) throw new InvalidError('delete: give a non-empty array of primary-key values');
+    const keyField = schema.stored.fields[schema.keyIndexes[0]];
+    const keyData = keyVectorData(keyField.type, keyField.name, keys);
+    const n = keys.length;
+    const children: Data[] = schema.stored.fields.map((f, i) => {
+      if (i === schema.keyIndexes[0]) return keyData;
+      if (i === schema.tombstoneIndex) return makeData({ type: f.type, length: n, nullCount: 0, data: new Uint8Array((n + 7) >> 3).fill(0xff) } as never);
+      return nullData(f.type, n);
+    });
+    const batch = new RecordBatch(schema.stored, makeData({ type: new Struct(schema.stored.fields), length: n, nullCount: 0, children }));
+    await this.writeRouted([batch]);
+  }
+
+  /** Streams the table's live rows: the newest version of each key, deleted keys omitted. */
+  async *scan(options: ScanOptions = {}): AsyncGenerator<RecordBatch> {
+    this.checkOpen();
+    const project = this.projection(options.columns);
+    const states = await this.readStates();
+    const { keyIndexes, tombstoneIndex } = this.ctx.schema;
+    for (const { layout, state } of states) {
+      const dedup = new KeyDeduper(keyIndexes, tombstoneIndex);
+      for (let m = state.memtables.length - 1; m >= 0; m--) {
+        const snap = state.memtables[m];
+        yield* emit(dedup, snap.memtable.store.range(0, snap.batchCount), project);
+      }
+      const gens = [...state.manifest.flushedGenerations].sort((a, b) => b.generation - a.generation);
+      for (const g of gens) {
+        const loaded = await this.ctx.generations.get(layout, g.generation, g.path);
+        yield* emit(dedup, loaded.batches, project);
+      }
+    }
+  }
+
+  /** Freezes and flushes every MemTable this process holds into generations. */
+  async flush(): Promise<void> {
+    await Promise.all([...this.writers.values()].map(async (w) => (await w).flush()));
+  }
+
+  /** Flushes and releases this table's region writers. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const errors: unknown[] = [];
+    await Promise.all(
+      [...this.writers.values()].map(async (p) => {
+        try {
+          await (await p).close();
+        } catch (e) {
+          if (!isQuiverError(e, 'fenced')) errors.push(e);
+        }
+      }),
+    );
+    this.writers.clear();
+    if (errors.length) throw errors[0];
+  }
+
+  /** Writer statistics per region this process writes. */
+  async writerStats(): Promise<Record<string, RegionWriter['stats']>> {
+    const out: Record<string, RegionWriter['stats']> = {};
+    for (const [id, p] of this.writers) out[id] = (await p.catch(() => undefined))?.stats as RegionWriter['stats'];
+    return out;
+  }
+
+  // ---- internals ----------------------------------------------------------------------------
+
+  private checkOpen(): void {
+    if (this.closed) throw new ClosedError(`table ${this.name} is closed`);
+  }
+
+  private async writeRouted(batches: RecordBatch[]): Promise<void> {
+    const { meta, schema } = this.ctx;
+    const spec = meta.region_spec;
+    const byRegion = new Map<string, { value: unknown; batches: RecordBatch[] }>();
+    const column = spec.kind === 'unsharded' ? 0 : schema.stored.fields.findIndex((f) => f.name === spec.column);
+    for (const batch of batches) {
+      for (const route of routeBatch(meta.table_id, spec, batch, column)) {
+        let group = byRegion.get(route.regionId);
+        if (!group) byRegion.set(route.regionId, (group = { value: route.value, batches: [] }));
+        group.batches.push(route.rows.length === batch.numRows ? batch : takeBatch(batch, route.rows));
+      }
+    }
+    await Promise.all([...byRegion].map(async ([regionId, group]) => (await this.writerFor(regionId, group.value)).put(group.batches)));
+  }
+
+  private async writerFor(regionId: string, value: unknown): Promise<RegionWriter> {
+    const existing = this.writers.get(regionId);
+    if (existing) {
+      const writer = await existing.catch(() => undefined);
+      // A writer that failed for a transient reason is replaced by a fresh one, which replays
+      // the log; a fenced one stays fenced (another process owns the region now).
+      if (writer && (!writer.failed || writer.failed.kind === 'fenced')) return writer;
+      if (this.writers.get(regionId) !== existing) return this.writerFor(regionId, value);
+    }
+    const opening = (async () => {
+      if (this.ctx.meta.region_spec.kind === 'identity') await this.register(regionId, value);
+      return RegionWriter.open({
+        store: this.ctx.store,
+        layout: new RegionLayout(this.ctx.tableKey, regionId),
+        schema: this.ctx.schema,
+        regionSpecId: this.ctx.meta.region_spec_id,
+        config: this.config,
+        generations: this.ctx.generations,
+      });
+    })();
+    this.writers.set(regionId, opening);
+    opening.catch(() => this.writers.get(regionId) === opening && this.writers.delete(regionId));
+    return opening;
+  }
+
+  /** Records an identity region in the registry so readers can find it. */
+  private async register(regionId: string, value: unknown): Promise<void> {
+    if (this.registered.has(regionId)) return;
+    const body = JSON.stringify({ region_id: regionId, value: typeof value === 'bigint' ? value.toString() : value });
+    try {
+      await this.ctx.store.putIfAbsent(`${this.ctx.tableKey}/_regions/${regionId}.json`, new TextEncoder().encode(body));
+    } catch (e) {
+      if (!isQuiverError(e, 'already_exists')) throw e;
+    }
+    this.registered.add(regionId);
+  }
+
+  private async regionIds(): Promise<string[]> {
+    const spec = this.ctx.meta.region_spec;
+    if (spec.kind !== 'identity') return staticRegions(this.ctx.meta.table_id, spec).map((r) => r.regionId);
+    const listed = await this.ctx.store.list(`${this.ctx.tableKey}/_regions/`);
+    const ids = new Set(listed.map((o) => o.key.slice(o.key.lastIndexOf('/') + 1).replace(/\.json$/, '')));
+    for (const id of this.writers.keys()) ids.add(id);
+    return [...ids].sort();
+  }
+
+  /** One consistent read state per region. */
+  private async readStates(): Promise<{ layout: RegionLayout; state: RegionReadState }[]> {
+    const ids = await this.regionIds();
+    // Capture every local writer's state in one synchronous step first.
+    const local = new Map<string, RegionReadState>();
+    const settled = new Map<string, RegionWriter>();
+    for (const [id, p] of this.writers) {
+      const w = await p.catch(() => undefined);
+      if (w && !w.failed) settled.set(id, w);
+    }
+    for (const [id, w] of settled) local.set(id, w.readState());
+    const out: { layout: RegionLayout; state: RegionReadState }[] = [];
+    for (const id of ids) {
+      const layout = new RegionLayout(this.ctx.tableKey, id);
+      let state = local.get(id);
+      if (!state) {
+        let tail = this.tails.get(id);
+        if (!tail) this.tails.set(id, (tail = new RegionTail(this.ctx.store, layout, this.ctx.schema)));
+        state = await tail.readState();
+      }
+      if (state) out.push({ layout, state });
+    }
+    return out;
+  }
+
+  private projection(columns: string[] | undefined): Projection {
+    const user = this.ctx.schema.user;
+    const names = columns ?? user.fields.map((f) => f.name);
+    const indexes = names.map((n) => {
+      const i = user.fields.findIndex((f) => f.name === n);
+      if (i < 0) throw new InvalidError(`scan: unknown column ${n} in table ${this.name}`);
+      return i;
+    });
+    return { schema: new Schema(indexes.map((i) => user.fields[i]), user.metadata), indexes };
+  }
+}
+
+interface Projection {
+  schema: Schema;
+  indexes: number[];
+}
+
+function* emit(dedup: KeyDeduper, batches: readonly RecordBatch[], project: Projection): Generator<RecordBatch> {
+  const survivors = dedup.survivors(batches);
+  for (let i = 0; i < batches.length; i++) {
+    const keep = survivors[i];
+    if (keep !== undefined && keep.length === 0) continue;
+    const data = batches[i].data;
+    const length = keep === undefined ? data.length : keep.length;
+    const children = project.indexes.map((c) => (keep === undefined ? data.children[c] : takeData(data.children[c], keep)));
+    yield new RecordBatch(project.schema, makeData({ type: new Struct(project.schema.fields), length, nullCount: 0, children }));
+  }
+}
+
+/** An all-null column of any type, built through the type's builder (deletes are small). */
+function nullData(type: DataType, n: number): Data {
+  const b = makeBuilder({ type, nullValues: [null, undefined] });
+  for (let i = 0; i < n; i++) b.append(null);
+  return b.finish().flush();
+}
