@@ -38,7 +38,7 @@ export interface ConnectOptions {
   retry?: RetryOptions;
   /** Local directories: fsync before acknowledging (default true). */
   fsync?: boolean;
-  /** Use this object store instead of one derived from the URI (tests, custom backends). */
+  /** Use this object store instead of one derived from the URI (tests, custom backends); it is wrapped with retries. */
   store?: ObjectStore;
   /** Bytes of flushed generations kept in memory for reads (default 512 MiB). */
   generationCacheBytes?: number;
@@ -145,19 +145,18 @@ export class Database {
 
 /** Opens a database: a local directory (default `./quiver-data`), `s3://bucket/prefix` or `memory://`. */
 export async function connect(uri = './quiver-data', options: ConnectOptions = {}): Promise<Database> {
-  return new Database(options.store ?? openStore(uri, options), options);
+  // Every backend, including one passed in, gets the same retry policy for transient errors.
+  const base = options.store ?? openStore(uri, options);
+  return new Database(new RetryingObjectStore(base, options.retry), options);
 }
 
+/** The backend a URI names, without retries. */
 export function openStore(uri: string, options: ConnectOptions = {}): ObjectStore {
   if (typeof uri !== 'string' || uri.length === 0) throw new InvalidError('connect: give a directory, s3://bucket/prefix or memory://');
-  let base: ObjectStore;
   if (uri.startsWith('s3://')) {
     const { bucket, prefix } = parseS3Url(uri);
-    base = new S3ObjectStore({ bucket, prefix, ...options.s3 });
-  } else if (uri === 'memory://' || uri === 'memory:') {
-    base = new MemoryObjectStore();
-  } else {
-    base = new LocalObjectStore(uri.startsWith('file://') ? new URL(uri).pathname : uri, { fsync: options.fsync });
+    return new S3ObjectStore({ bucket, prefix, ...options.s3 });
   }
-  return new RetryingObjectStore(base, options.retry);
+  if (uri === 'memory://' || uri === 'memory:') return new MemoryObjectStore();
+  return new LocalObjectStore(uri.startsWith('file://') ? new URL(uri).pathname : uri, { fsync: options.fsync });
 }

@@ -56,7 +56,7 @@ export class RegionTail {
       };
     }
     const mt = state.memtable;
-    const result = await tailWal(this.store, this.layout, state.nextPosition, state.maxEpoch, (_position, batches) => {
+    const result = await tailWal(this.store, this.layout, this.schema.stored, state.nextPosition, state.maxEpoch, (_position, batches) => {
       const { end } = mt.append(batches);
       mt.markDurable(end);
       mt.markVisible(end);

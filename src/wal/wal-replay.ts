@@ -17,8 +17,9 @@
  * existing entry gets a sentinel too, and those stale entries are skipped by the rule above,
  * now and at every later replay. The log is contiguous again before the writer appends.
  */
-import type { RecordBatch, Schema } from 'apache-arrow';
-import { FencedError, isQuiverError } from '../errors.js';
+import { RecordBatch, type Schema } from 'apache-arrow';
+import { DataError, FencedError, isQuiverError } from '../errors.js';
+import { sameType } from '../table/table-schema.js';
 import type { RegionLayout } from '../region/layout.js';
 import type { ObjectStore } from '../storage/object-store.js';
 import { decodeWalEntry, encodeWalEntry, type WalEntry } from './wal-entry.js';
@@ -53,6 +54,7 @@ class EpochFilter {
   skipped = 0;
   constructor(
     private readonly layout: RegionLayout,
+    private readonly schema: Schema,
     private readonly claimedEpoch: number | undefined,
     private readonly apply: ApplyEntry,
   ) {}
@@ -69,10 +71,19 @@ class EpochFilter {
     }
     this.maxEpoch = entry.writerEpoch;
     if (entry.batches.length > 0) {
-      this.apply(position, entry.batches);
+      this.apply(position, relabel(entry, this.schema, this.layout.walEntryKey(position)));
       this.applied++;
     }
   }
+}
+
+/** The entry's batches under the table's stored schema object, after checking they fit it. */
+function relabel(entry: WalEntry, schema: Schema, what: string): RecordBatch[] {
+  const fields = entry.schema.fields;
+  if (fields.length !== schema.fields.length || fields.some((f, i) => f.name !== schema.fields[i].name || !sameType(f.type, schema.fields[i].type))) {
+    throw new DataError(`WAL entry ${what} does not have the table's stored schema`);
+  }
+  return entry.batches.map((b) => new RecordBatch(schema, b.data));
 }
 
 /** Reads and applies entries from `from` until the first missing position; returns it. */
@@ -95,11 +106,12 @@ async function readContiguous(store: ObjectStore, layout: RegionLayout, from: nu
 export async function tailWal(
   store: ObjectStore,
   layout: RegionLayout,
+  schema: Schema,
   from: number,
   maxEpoch: number,
   apply: ApplyEntry,
 ): Promise<ReplayResult & { maxEpoch: number }> {
-  const filter = new EpochFilter(layout, undefined, apply);
+  const filter = new EpochFilter(layout, schema, undefined, apply);
   filter.maxEpoch = maxEpoch;
   const nextPosition = await readContiguous(store, layout, from, filter);
   return { nextPosition, applied: filter.applied, skipped: filter.skipped, maxEpoch: filter.maxEpoch };
@@ -114,7 +126,7 @@ export async function replayAndFence(
   epoch: number,
   apply: ApplyEntry,
 ): Promise<ReplayResult> {
-  const filter = new EpochFilter(layout, epoch, apply);
+  const filter = new EpochFilter(layout, schema, epoch, apply);
   const sentinel = encodeWalEntry(schema, epoch, []);
   let position = replayAfter + 1;
   let sentinelPosition: number;
