@@ -191,7 +191,7 @@ interface TargetResult {
   storage: string;
   bytesPerOp: number;
   benny: { opsPerSec: number; mbPerSec: number; samples: number; marginPct: number; meanOpMs: number };
-  putPhase: { ops: number; mbPerSecMedian: number; mbPerSecAggregate: number; mbPerSecBest: number; opMsMedian: number };
+  putPhase: { ops: number; mbPerSecMedian: number; mbPerSecAggregate: number; mbPerSecBest: number; opMsMedian: number; cpuMsMedian: number };
   ackMs: { puts: number; p50: number; p90: number; p99: number; max: number; mean: number };
   wal: { entries: number; entriesPerOp: number; entryMbMean: number; putMsP50: number; putMsP99: number };
   paced: { ratePutsPerSec: number; offeredMbPerSec: number; puts: number; ackMsP50: number; ackMsP99: number; ackMsMax: number };
@@ -208,6 +208,7 @@ async function benchTarget(name: string, schema: ReturnType<typeof benchSchema>,
     const bytesPerOp = estimatedBytes(batches, VECTOR_DIM);
     let seq = 0;
     const opMs: number[] = [];
+    const opCpuMs: number[] = [];
     const latencies: Float64Array[] = [];
     let opError: unknown;
     let probed = false;
@@ -218,7 +219,10 @@ async function benchTarget(name: string, schema: ReturnType<typeof benchSchema>,
       try {
         const table = await db!.createTable(`${name}_${seq++}`, schema, { primaryKey: 'id' });
         const latency = new Float64Array(batches.length);
+        const cpu0 = process.cpuUsage();
         opMs.push(await putWindowed(table, batches, WINDOW, latency));
+        const cpu = process.cpuUsage(cpu0);
+        opCpuMs.push((cpu.user + cpu.system) / 1000);
         latencies.push(latency);
       } catch (e) {
         opError ??= e;
@@ -286,6 +290,9 @@ async function benchTarget(name: string, schema: ReturnType<typeof benchSchema>,
         mbPerSecAggregate: (bytesPerOp * opMs.length) / MB / (opMs.reduce((a, b) => a + b, 0) / 1000),
         mbPerSecBest: Math.max(...opMbs),
         opMsMedian: percentile(sortedCopy(opMs), 50),
+        // Process CPU (all threads: main + libuv pool) during an op's put phase; near
+        // 2 × opMs means both cores are busy.
+        cpuMsMedian: percentile(sortedCopy(opCpuMs), 50),
       },
       ackMs: { puts: lat.length, p50: percentile(lat, 50), p90: percentile(lat, 90), p99: percentile(lat, 99), max: lat[lat.length - 1], mean: latSum / lat.length },
       wal: {
@@ -326,6 +333,7 @@ function reportRows(results: TargetResult[]): Record<string, string>[] {
     target: r.target,
     'put MB/s (median op)': fmt(r.putPhase.mbPerSecMedian),
     'put MB/s (aggregate)': fmt(r.putPhase.mbPerSecAggregate),
+    'op ms / CPU ms': `${fmt(r.putPhase.opMsMedian, 0)} / ${fmt(r.putPhase.cpuMsMedian, 0)}`,
     'benny ops/s': fmt(r.benny.opsPerSec, 2),
     'benny MB/s': fmt(r.benny.mbPerSec),
     'ack p50 ms': fmt(r.ackMs.p50),

@@ -64,7 +64,10 @@ export class TableSchema {
    * written by the caller when this throws, because it runs before any write.
    */
   normalize(input: RecordBatch | Table | readonly RecordBatch[]): RecordBatch[] {
-    const batches = input instanceof Table ? input.batches : input instanceof RecordBatch ? [input] : [...input];
+    const batches = input instanceof Table ? input.batches : input instanceof RecordBatch ? [input] : Array.isArray(input) ? [...input] : undefined;
+    if (!batches || batches.some((b) => !(b instanceof RecordBatch))) {
+      throw new InvalidError('put: expected an apache-arrow RecordBatch, Table or array of RecordBatches');
+    }
     if (batches.length === 0 || batches.every((b) => b.numRows === 0)) {
       throw new InvalidError('put: no rows to write (empty batch)');
     }
@@ -72,7 +75,6 @@ export class TableSchema {
   }
 
   private normalizeBatch(batch: RecordBatch): RecordBatch {
-    if (!(batch instanceof RecordBatch)) throw new InvalidError('put: expected an apache-arrow RecordBatch or Table');
     const incoming = new Map(batch.schema.fields.map((f, i) => [f.name, i]));
     const missing = this.user.fields.filter((f) => !incoming.has(f.name)).map((f) => f.name);
     const extra = batch.schema.fields.filter((f) => !this.user.fields.some((u) => u.name === f.name)).map((f) => f.name);

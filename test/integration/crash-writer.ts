@@ -63,7 +63,7 @@ export function rowVec(id: number, version: number): number[] {
   return Array.from({ length: DIM }, (_, i) => (i === 0 ? id : i === 1 ? version : (id + version * (i + 1)) % 65_536));
 }
 
-function makeBatch(schema: Schema, keys: number[], version: number): RecordBatch {
+export function makeBatch(schema: Schema, keys: number[], version: number): RecordBatch {
   const n = keys.length;
   const flat = new Float32Array(n * DIM);
   keys.forEach((k, r) => flat.set(rowVec(k, version), r * DIM));
