@@ -12,10 +12,18 @@
  * - what a reader has once seen never goes back: the observed state becomes the key's new floor,
  *   so a row that was read and then lost (or an older version resurfacing) fails a later round.
  *
- * Each round also varies how the database is reopened: a read-only scan (the region's WAL is
- * tailed, nothing is claimed, so the next child replays pure WAL), or a write by this process
- * (which claims the region, replays the WAL into MemTables, scans through the writer) followed
- * by close (which flushes everything to generations) and a fresh read-only check of the result.
+ * The rounds vary what is being killed: writer settings (group-commit interval, WAL buffer,
+ * WAL writes in flight, MemTable limits, backpressure), small or big rows, kills 100-800 ms
+ * after the first ack or right after opening (while the writer claims and replays). They also
+ * vary how the database is reopened: a read-only scan only (the WAL is tailed, nothing is
+ * claimed, so the next child replays the log as the last one left it); or a write by this
+ * process, which claims the regions, replays the WAL into MemTables and is checked through the
+ * writer, then either closed (everything flushed to generations, checked again read-only) or
+ * abandoned open, to be fenced by the next child.
+ *
+ * The S3 test needs the radosgw test server (`npm run s3:start`; QUIVER_S3_ENV points at another
+ * one). QUIVER_CRASH_ROUNDS runs more rounds; QUIVER_CRASH_SEED replays a logged round plan (the
+ * kill instants are timing, so a replay is close, not exact).
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -27,9 +35,11 @@ import test, { type ExecutionContext } from 'ava';
 import type { RecordBatch } from 'apache-arrow';
 import { connect, type ConnectOptions, type Database, type RegionSpec, type RegionWriterConfig } from '../../src/index.js';
 import type { ObjectStore } from '../../src/storage/object-store.js';
+import { RegionManifestStore } from '../../src/manifest/region-manifest-store.js';
+import { RegionLayout } from '../../src/region/layout.js';
 import { LocalObjectStore } from '../../src/storage/local-store.js';
 import { loadS3Env, makeTestBucketStore } from '../helpers/s3-env.js';
-import { DIM, makeBatch, rowText, rowVec, type WriterArgs } from './crash-writer.js';
+import { DIM, isRowText, makeBatch, rowVec, type WriterArgs } from './crash-writer.js';
 
 const WRITER = fileURLToPath(new URL('./crash-writer.ts', import.meta.url));
 const TABLE = 'crash';
@@ -133,8 +143,8 @@ function readBatch(batch: RecordBatch, state: Map<number, number>, problems: str
     state.set(id, v);
     const text = texts.get(r) as string;
     const vec = Array.from(vecs.get(r)!.toArray() as Float32Array);
-    if (text !== rowText(id, v) || vec.length !== DIM || vec.some((x, i) => x !== rowVec(id, v)[i])) {
-      problems.push(`key ${id} version ${v} is torn: text ${JSON.stringify(text)}, vec [${vec.join(', ')}]`);
+    if (!isRowText(text, id, v) || vec.length !== DIM || vec.some((x, i) => x !== rowVec(id, v)[i])) {
+      problems.push(`key ${id} version ${v} is torn: text ${JSON.stringify(text.slice(0, 40))}${text.length > 40 ? `... (${text.length} chars)` : ''}, vec [${vec.join(', ')}]`);
     }
   }
 }
@@ -155,18 +165,20 @@ interface Backend {
   uri: string;
   connectOptions: ConnectOptions;
   regionSpec: RegionSpec;
-  /** Lists every key of the database (for the `_gen_` check). */
+  /** The database's storage, read directly for the closing checks (generations, WAL sizes). */
   store: ObjectStore;
   /** Time to let requests of the killed child that the server already received finish. */
   settleMs: number;
 }
 
-function randomWriterConfig(rnd: () => number): Partial<RegionWriterConfig> {
+function randomWriterConfig(rnd: () => number, big: boolean): Partial<RegionWriterConfig> {
   const pick = <T>(xs: T[]): T => xs[Math.floor(rnd() * xs.length)];
   return {
     maxWalFlushIntervalMs: pick([5, 10, 20]),
     maxMemtableRows: pick([200, 300, 500]),
-    maxWalBufferSize: pick([1024, 4096, 16_384]),
+    maxMemtableBatches: pick([16, 64, 8000]),
+    // Big-row rounds let group commit gather entries of several hundred KiB.
+    maxWalBufferSize: big ? 1024 * 1024 : pick([1024, 4096, 16_384]),
     maxWalWritesInFlight: pick([1, 2, 4]),
     // Now and then small enough that puts wait for generation flushes (backpressure).
     maxUnflushedMemtableBytes: pick([64 * 1024, 1024 * 1024, 64 * 1024 * 1024]),
@@ -194,7 +206,18 @@ async function runChild(t: ExecutionContext, args: WriterArgs, model: Model, kil
   };
   // A child that never gets going must not hang the test.
   const watchdog = setTimeout(kill, 30_000);
+  // A bad line must not throw inside the stream handler (that would crash the worker): it stops
+  // the child and fails the round.
+  let protocolError: Error | undefined;
   const onLine = (line: string) => {
+    try {
+      handle(line);
+    } catch (e) {
+      protocolError ??= new Error(`bad line from the writer (${(e as Error).message}): ${line.slice(0, 200)}`);
+      kill();
+    }
+  };
+  const handle = (line: string) => {
     const msg = JSON.parse(line) as { t: string; id?: number; op?: 'put' | 'del'; keys?: number[]; v?: number; err?: string };
     switch (msg.t) {
       case 'ready':
@@ -238,6 +261,7 @@ async function runChild(t: ExecutionContext, args: WriterArgs, model: Model, kil
   // A partial last line can only be an attempt line cut by the kill; writes of a few hundred
   // bytes to a pipe are atomic, so this does not happen, but a partial attempt is still an attempt.
   if (pendingText) t.log(`partial line from the writer: ${pendingText}`);
+  if (protocolError) throw protocolError;
   if (signal !== 'SIGKILL' || !killedAt) {
     throw new Error(`the writer exited by itself (code ${code}, signal ${signal}) before it was killed:\n${stderr}`);
   }
@@ -247,8 +271,11 @@ async function runChild(t: ExecutionContext, args: WriterArgs, model: Model, kil
 
 // ---- the test --------------------------------------------------------------------------------
 
+/** At least 20 rounds per backend; more with QUIVER_CRASH_ROUNDS (soak runs). */
+const ROUNDS = Math.max(20, Number(process.env.QUIVER_CRASH_ROUNDS) || 20);
+
 async function crashRounds(t: ExecutionContext, backend: Backend, rounds: number): Promise<void> {
-  const seed = randomBytes(4).readUInt32LE();
+  const seed = Number(process.env.QUIVER_CRASH_SEED) || randomBytes(4).readUInt32LE() || 1;
   let s = seed;
   const rnd = () => {
     // xorshift32: the round plan is reproducible from the logged seed.
@@ -267,10 +294,18 @@ async function crashRounds(t: ExecutionContext, backend: Backend, rounds: number
   let earlyKills = 0;
   let parentWrites = 0;
   const failures: string[] = [];
+  const abandoned: Database[] = [];
   const started = Date.now();
+  // Abandoned writers are fenced by now; closing them must not throw (Table.close ignores fenced).
+  t.teardown(async () => {
+    for (const db of abandoned) await db.close().catch((e) => t.log(`closing an abandoned writer: ${(e as Error).message}`));
+  });
 
   for (let round = 0; round < rounds; round++) {
-    const writer = randomWriterConfig(rnd);
+    // A quarter of the rounds write rows with texts of up to 6 000 characters and twice the
+    // operations in flight, so WAL entries and generations are large.
+    const big = rnd() < 0.25;
+    const writer = randomWriterConfig(rnd, big);
     // Most rounds die 100-800 ms after the first ack; some die right after opening, while the
     // writer claims the region and replays the log (never the first round, which creates the table).
     const early = round > 0 && rnd() < 0.2;
@@ -283,7 +318,8 @@ async function crashRounds(t: ExecutionContext, backend: Backend, rounds: number
       writer,
       startVersion: model.nextVersion,
       newKeyBase: model.newKeyBase,
-      inFlight: 8,
+      inFlight: big ? 16 : 8,
+      rowPad: big ? 6000 : 0,
       seed: Math.floor(rnd() * 2 ** 31),
     };
     const r = await runChild(t, args, model, early ? undefined : 100 + Math.floor(rnd() * 700), Math.floor(rnd() * 120));
@@ -294,36 +330,46 @@ async function crashRounds(t: ExecutionContext, backend: Backend, rounds: number
     failures.push(...r.failed);
     await new Promise((resolve) => setTimeout(resolve, backend.settleMs));
 
-    // Reopen: always a read-only check first (tails the WAL, claims nothing).
-    const mode = rnd() < 0.5 ? 'read' : 'write';
-    const where = `${backend.name} round ${round} (${early ? 'early kill' : `killed ${r.killMs} ms after ready`}, ${r.acked}/${r.attempted} acked, ${r.pending} pending, writer ${JSON.stringify(writer)}, reopen ${mode})`;
-    const db = await connect(backend.uri, { ...backend.connectOptions, writer });
-    try {
+    // Reopen. Always a read-only check first (tails the WAL, claims nothing); then, by mode:
+    // - read:    nothing more; the next child replays the log exactly as this child left it;
+    // - write:   claim the region with a write of our own (the writer replays the WAL into
+    //            MemTables), check again through the writer, close (flushes everything into
+    //            generations and moves the replay cursor), and check a fresh read-only reopen;
+    // - abandon: like write, but never close: this writer stays behind, possibly still flushing
+    //            what it replayed, while the next child claims the region and fences it.
+    const pick = rnd();
+    const mode = pick < 0.4 ? 'read' : pick < 0.8 ? 'write' : 'abandon';
+    const where = `${backend.name} round ${round} (${early ? 'early kill' : `killed ${r.killMs} ms after ready`}, ${r.acked}/${r.attempted} acked, ${r.pending} pending, ${big ? 'big rows, ' : ''}writer ${JSON.stringify(writer)}, reopen ${mode})`;
+    const verify = async (db: Database, what: string) => {
       const seen = await observe(db);
       const problems = [...seen.problems, ...model.check(seen.state)];
-      if (problems.length) t.fail(`${where}, read-only reopen:\n  ${problems.slice(0, 20).join('\n  ')}`);
-      if (mode === 'write') {
-        // Claim the region: the writer replays the WAL into MemTables; scan through it.
+      if (problems.length) throw new Error(`${where}, ${what}: ${problems.length} problem(s)\n  ${problems.slice(0, 20).join('\n  ')}`);
+    };
+    const db = await connect(backend.uri, { ...backend.connectOptions, writer });
+    let closeDb = mode !== 'abandon';
+    try {
+      await verify(db, 'read-only reopen');
+      if (mode !== 'read') {
         const table = await db.openTable(TABLE);
         const op: Op = { op: 'put', keys: [PARENT_KEY], v: model.nextVersion };
         model.attempt(op);
         await table.put(makeBatch(table.schema, op.keys, op.v));
         model.ack(op);
         parentWrites++;
-        const viaWriter = await observe(db);
-        const p2 = [...viaWriter.problems, ...model.check(viaWriter.state)];
-        if (p2.length) t.fail(`${where}, scan through the reopened writer:\n  ${p2.slice(0, 20).join('\n  ')}`);
+        await verify(db, 'scan through the reopened writer');
       }
+    } catch (e) {
+      closeDb = true;
+      throw e;
     } finally {
-      if (mode === 'write') await db.close(); // flushes the replayed MemTables to generations
-      else await db.store.close(); // leave the log as the child left it: the next child replays it
+      if (!closeDb) abandoned.push(db);
+      else if (mode === 'read') await db.store.close(); // nothing to flush: no writer was opened
+      else await db.close(); // flushes the replayed MemTables to generations
     }
     if (mode === 'write') {
       const again = await connect(backend.uri, backend.connectOptions);
       try {
-        const seen = await observe(again);
-        const problems = [...seen.problems, ...model.check(seen.state)];
-        if (problems.length) t.fail(`${where}, read-only reopen after close:\n  ${problems.slice(0, 20).join('\n  ')}`);
+        await verify(again, 'read-only reopen after close');
       } finally {
         await again.store.close();
       }
@@ -331,35 +377,48 @@ async function crashRounds(t: ExecutionContext, backend: Backend, rounds: number
     t.log(`${where}: ok`);
   }
 
-  const all = await backend.store.list('');
+  // Flushed generations that count: the ones the regions' latest manifests list (a flush that
+  // died before its manifest commit, or was fenced, leaves an orphan folder that does not count).
+  const all = await backend.store.list(`${TABLE}/_mem_wal/`);
   const genFolders = new Set(all.map((o) => /\/([0-9a-f]{8}_gen_\d+)\//.exec(o.key)?.[1]).filter(Boolean));
+  const regionIds = new Set(all.map((o) => o.key.split('/')[2]));
+  const walSizes = all.filter((o) => o.key.includes('/wal/')).map((o) => o.size);
+  const largestWalEntry = walSizes.reduce((a, b) => Math.max(a, b), 0);
+  let committedGenerations = 0;
+  for (const id of regionIds) {
+    const manifest = await new RegionManifestStore(backend.store, new RegionLayout(TABLE, id).manifestDir, id).readLatest();
+    for (const g of manifest?.flushedGenerations ?? []) {
+      committedGenerations++;
+      if (!genFolders.has(g.path)) throw new Error(`region ${id} lists generation folder ${g.path}, which is not in storage`);
+    }
+  }
   const ackedKeys = [...model.keys.values()];
   const multiVersion = ackedKeys.filter((m) => m.puts.length + m.dels.length >= 3).length;
   const deletedNow = ackedKeys.filter((m) => m.floor !== Number.NEGATIVE_INFINITY && m.dels.includes(m.floor)).length;
   t.log(
     `${backend.name}: ${rounds} rounds in ${((Date.now() - started) / 1000).toFixed(1)} s; ${totalAcked} acked of ${totalAttempted} attempted ops; ` +
-      `${roundsWithPending} rounds killed with ops pending; ${earlyKills} early kills; ${parentWrites} reopen-with-writer rounds; ` +
-      `${model.keys.size} keys, ${multiVersion} with >= 3 operations, ${deletedNow} deleted now; ${genFolders.size} generation folders; ${failures.length} failed ops`,
+      `${roundsWithPending} rounds killed with ops pending; ${earlyKills} early kills; ${parentWrites} reopen-with-writer rounds (${abandoned.length} abandoned); ` +
+      `${model.keys.size} keys, ${multiVersion} with >= 3 operations, ${deletedNow} deleted now; ${committedGenerations} committed generations (${genFolders.size} folders); ${walSizes.length} WAL entries, the largest ${(largestWalEntry / 1024).toFixed(0)} KiB; ${failures.length} failed ops`,
   );
   if (failures.length) t.log(`failed ops (outcome unknown, allowed): ${[...new Set(failures)].slice(0, 5).join(' | ')}`);
 
   // The rounds must have done real work, or the checks above prove nothing.
   t.true(totalAcked >= rounds * 10, `only ${totalAcked} acknowledged ops in ${rounds} rounds`);
   t.true(roundsWithPending >= 1, 'no round killed the writer with operations in flight');
-  t.true(genFolders.size >= 2, `only ${genFolders.size} flushed generation folders`);
+  t.true(committedGenerations >= 2, `only ${committedGenerations} flushed generations in the manifests`);
   t.true(multiVersion >= 10, `only ${multiVersion} keys were written 3 times or more`);
   t.true(deletedNow >= 1, 'no key ends deleted');
 }
 
 test.serial('crash recovery: SIGKILLed writer on a local directory loses no acknowledged row', async (t) => {
-  t.timeout(180_000);
+  t.timeout(60_000 + ROUNDS * 6_000);
   const dir = await mkdtemp(path.join(tmpdir(), 'quiver-crash-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
-  await crashRounds(t, { name: 'local', uri: dir, connectOptions: {}, regionSpec: { kind: 'unsharded' }, store: new LocalObjectStore(dir), settleMs: 0 }, 20);
+  await crashRounds(t, { name: 'local', uri: dir, connectOptions: {}, regionSpec: { kind: 'unsharded' }, store: new LocalObjectStore(dir), settleMs: 0 }, ROUNDS);
 });
 
 test.serial('crash recovery: SIGKILLed writer on radosgw (S3) loses no acknowledged row', async (t) => {
-  t.timeout(240_000);
+  t.timeout(60_000 + ROUNDS * 8_000);
   const env = loadS3Env();
   const prefix = 'crash/db';
   const { store, bucket, cleanup } = await makeTestBucketStore(prefix);
@@ -369,5 +428,5 @@ test.serial('crash recovery: SIGKILLed writer on radosgw (S3) loses no acknowled
   });
   const s3 = { endpoint: env.endpoint, region: env.region, accessKeyId: env.accessKeyId, secretAccessKey: env.secretAccessKey, forcePathStyle: true };
   // Three bucket regions: a put spans several region writers, each claimed and replayed apart.
-  await crashRounds(t, { name: 's3', uri: `s3://${bucket}/${prefix}`, connectOptions: { s3 }, regionSpec: { kind: 'bucket', column: 'id', buckets: 3 }, store, settleMs: 100 }, 20);
+  await crashRounds(t, { name: 's3', uri: `s3://${bucket}/${prefix}`, connectOptions: { s3 }, regionSpec: { kind: 'bucket', column: 'id', buckets: 3 }, store, settleMs: 100 }, ROUNDS);
 });

@@ -40,6 +40,8 @@ export interface WriterArgs {
   newKeyBase: number;
   /** Operations in flight at once. */
   inFlight: number;
+  /** Pad each row's text with up to this many characters (big rows make big WAL entries). */
+  rowPad: number;
   seed: number;
 }
 
@@ -54,8 +56,18 @@ export function crashTableSchema(): Schema {
   ]);
 }
 
-export function rowText(id: number, version: number): string {
-  return `k${id}v${version}`;
+/** The text of (id, version): `k{id}v{version}`, then `:` and `pad` x's when padded. */
+export function rowText(id: number, version: number, pad = 0): string {
+  return pad > 0 ? `k${id}v${version}:${'x'.repeat(pad)}` : `k${id}v${version}`;
+}
+
+/** Whether `text` is a (possibly padded) text of (id, version). */
+export function isRowText(text: string, id: number, version: number): boolean {
+  const head = rowText(id, version);
+  if (text === head) return true;
+  if (!text.startsWith(`${head}:`)) return false;
+  for (let i = head.length + 1; i < text.length; i++) if (text.charCodeAt(i) !== 120 /* x */) return false;
+  return true;
 }
 
 /** The vector stored with (id, version); integers below 2^24 are exact in Float32. */
@@ -63,7 +75,7 @@ export function rowVec(id: number, version: number): number[] {
   return Array.from({ length: DIM }, (_, i) => (i === 0 ? id : i === 1 ? version : (id + version * (i + 1)) % 65_536));
 }
 
-export function makeBatch(schema: Schema, keys: number[], version: number): RecordBatch {
+export function makeBatch(schema: Schema, keys: number[], version: number, pad: (key: number) => number = () => 0): RecordBatch {
   const n = keys.length;
   const flat = new Float32Array(n * DIM);
   keys.forEach((k, r) => flat.set(rowVec(k, version), r * DIM));
@@ -72,7 +84,7 @@ export function makeBatch(schema: Schema, keys: number[], version: number): Reco
   const children = [
     vectorFromArray(keys.map(BigInt), new Int64()).data[0],
     vectorFromArray(keys.map(() => BigInt(version)), new Int64()).data[0],
-    vectorFromArray(keys.map((k) => rowText(k, version)), new Utf8()).data[0],
+    vectorFromArray(keys.map((k) => rowText(k, version, pad(k))), new Utf8()).data[0],
     makeData({ type: vecType, length: n, nullCount: 0, child: values }),
   ];
   return new RecordBatch(schema, makeData({ type: new Struct(schema.fields), length: n, nullCount: 0, children }));
@@ -146,10 +158,11 @@ async function main(): Promise<void> {
       emit({ t: 'try', id, op: del ? 'del' : 'put', keys, v });
       try {
         if (del) await table.delete(keys.map(BigInt));
-        else await table.put(makeBatch(schema, keys, v));
+        else await table.put(makeBatch(schema, keys, v, () => (args.rowPad > 0 ? int(args.rowPad) : 0)));
         emit({ t: 'ack', id });
       } catch (e) {
-        emit({ t: 'fail', id, err: `${(e as Error).name}: ${(e as Error).message}`, retryable: isQuiverError(e) && e.retryable });
+        // Kept short: a line under PIPE_BUF (4 KiB) reaches the pipe whole or not at all.
+        emit({ t: 'fail', id, err: `${(e as Error).name}: ${(e as Error).message}`.slice(0, 300), retryable: isQuiverError(e) && e.retryable });
         await new Promise((r) => setTimeout(r, 20));
       } finally {
         for (const k of keys) busy.delete(k);
