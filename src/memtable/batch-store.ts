@@ -14,6 +14,12 @@ import { type Data, type RecordBatch, Type } from 'apache-arrow';
 export class BatchStore {
   private readonly batches: RecordBatch[] = [];
   private readonly offsets: number[] = [];
+  /**
+   * Bytes of batches [0, i) at index i: `bytesOf` is asked on every put for the whole
+   * not-yet-logged range (up to a WAL buffer's worth of batches), so summing per call would make
+   * a WAL entry of n puts cost O(n²).
+   */
+  private readonly byteOffsets: number[] = [];
   private rows = 0;
   private bytes = 0;
 
@@ -33,6 +39,7 @@ export class BatchStore {
     const start = this.batches.length;
     for (const b of batches) {
       this.offsets.push(this.rows);
+      this.byteOffsets.push(this.bytes);
       this.batches.push(b);
       this.rows += b.numRows;
       this.bytes += batchBytes(b);
@@ -55,10 +62,13 @@ export class BatchStore {
   rowsBefore(count: number): number {
     return count >= this.batches.length ? this.rows : this.offsets[count];
   }
+  /** Bytes of batches [start, end), as `batchBytes` counts them. */
   bytesOf(start: number, end: number): number {
-    let n = 0;
-    for (let i = start; i < end; i++) n += batchBytes(this.batches[i]);
-    return n;
+    if (end <= start) return 0;
+    return this.bytesBefore(end) - this.bytesBefore(start);
+  }
+  private bytesBefore(count: number): number {
+    return count >= this.batches.length ? this.bytes : this.byteOffsets[count];
   }
 }
 

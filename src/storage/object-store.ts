@@ -11,6 +11,10 @@
  * Errors: a missing object is `NotFoundError`; a lost create race is `AlreadyExistsError`;
  * a transient backend failure is `UnavailableError` (retryable). Implementations do not retry;
  * `RetryingObjectStore` adds that in one place.
+ *
+ * Buffers: `put` / `putIfAbsent` may read `data` only until their promise settles; an
+ * implementation that keeps the bytes must copy them (MemoryObjectStore does). The WAL reuses
+ * an entry's buffer for a later entry once its write has succeeded (wal/entry-buffer-pool.ts).
  */
 import { InvalidError } from '../errors.js';
 

@@ -17,6 +17,7 @@ import type { RecordBatch, Schema } from 'apache-arrow';
 import { FencedError, isQuiverError, QuiverError, UnavailableError } from '../errors.js';
 import type { RegionLayout } from '../region/layout.js';
 import type { ObjectStore } from '../storage/object-store.js';
+import { walEntryBuffers } from './entry-buffer-pool.js';
 import { decodeWalEntry, encodeWalEntry } from './wal-entry.js';
 
 export interface WalAppendResult {
@@ -71,19 +72,26 @@ export class WalAppender {
   append(batches: readonly RecordBatch[]): { position: number; durable: Promise<WalAppendResult> } {
     if (this.failure) return { position: -1, durable: Promise.reject(this.failure) };
     const position = this.next++;
-    const bytes = encodeWalEntry(this.schema, this.epoch, batches);
+    // Encode into a reused buffer (first-touch page faults dominate a fresh one; see
+    // entry-buffer-pool.ts). Only a buffer taken from the pool goes back to it.
+    let pooled: Uint8Array | undefined;
+    const bytes = encodeWalEntry(this.schema, this.epoch, batches, (size) => (pooled = walEntryBuffers.take(size)));
+    if (pooled && pooled.buffer !== bytes.buffer) pooled = undefined;
     const durable = new Promise<WalAppendResult>((resolve, reject) => {
       this.pending.set(position, { position, bytes: bytes.length, done: false, resolve, reject });
     });
-    void this.write(position, bytes);
+    void this.write(position, bytes, pooled);
     return { position, durable };
   }
 
-  private async write(position: number, bytes: Uint8Array): Promise<void> {
+  private async write(position: number, bytes: Uint8Array, pooled: Uint8Array | undefined): Promise<void> {
     await this.acquireSlot();
     try {
       if (this.failure) throw this.failure;
       await this.putEntry(position, bytes);
+      // The store is done with the bytes once the write succeeded; a failed write's buffer is
+      // left to the garbage collector.
+      if (pooled) walEntryBuffers.give(pooled);
       const p = this.pending.get(position);
       if (p) p.done = true;
       this.advance();

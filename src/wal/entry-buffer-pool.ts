@@ -1,0 +1,65 @@
+/**
+ * Reusable output buffers for WAL entries.
+ *
+ * Encoding a 10 MiB entry into freshly allocated memory costs ~40 ms on this class of machine,
+ * almost all of it first-touch page faults; into an already-touched buffer it costs ~5 ms
+ * (toolchain.md §3.2; measured by bench/write.bench.ts). The appender therefore encodes into a
+ * buffer taken from this pool and gives it back once the entry's write has *succeeded* — then
+ * the store no longer reads it (the ObjectStore contract: `data` is not used after the returned
+ * promise settles). A failed write's buffer is never reused, in case a timed-out request still
+ * reads from it.
+ *
+ * One pool serves every appender in the process, so idle buffers stay bounded by `maxIdleBytes`
+ * however many regions are open. Small entries skip the pool: their allocation is cheap.
+ */
+const MiB = 1024 * 1024;
+
+export class EntryBufferPool {
+  private idle: Uint8Array[] = [];
+  private idleBytes = 0;
+
+  constructor(
+    /** Entries smaller than this are allocated fresh. */
+    readonly minPooledSize = 256 * 1024,
+    /** Upper bound on the bytes of idle buffers kept for reuse. */
+    readonly maxIdleBytes = 64 * MiB,
+  ) {}
+
+  /** A buffer of at least `size` bytes (contents undefined). */
+  take(size: number): Uint8Array {
+    if (size < this.minPooledSize) return new Uint8Array(size);
+    let best = -1;
+    for (let i = 0; i < this.idle.length; i++) {
+      const cap = this.idle[i].byteLength;
+      if (cap >= size && (best < 0 || cap < this.idle[best].byteLength)) best = i;
+    }
+    if (best >= 0) {
+      const buf = this.idle[best];
+      this.idle.splice(best, 1);
+      this.idleBytes -= buf.byteLength;
+      return buf;
+    }
+    // Round up to whole MiB so entries of similar size (the usual case under a steady load)
+    // fit each other's buffers.
+    return new Uint8Array(Math.ceil(size / MiB) * MiB);
+  }
+
+  /** Returns a buffer obtained from `take` (pass the whole buffer or any view of it). */
+  give(view: Uint8Array): void {
+    const buf = view.byteOffset === 0 && view.byteLength === view.buffer.byteLength ? view : new Uint8Array(view.buffer);
+    if (buf.byteLength < this.minPooledSize) return;
+    // Keep the largest buffers: a small one can stand in for nothing a large one cannot.
+    this.idle.push(buf);
+    this.idleBytes += buf.byteLength;
+    this.idle.sort((a, b) => b.byteLength - a.byteLength);
+    while (this.idleBytes > this.maxIdleBytes) this.idleBytes -= this.idle.pop()!.byteLength;
+  }
+
+  /** Bytes held by idle buffers (tests, diagnostics). */
+  get idleByteLength(): number {
+    return this.idleBytes;
+  }
+}
+
+/** The process-wide pool the WAL appenders share. */
+export const walEntryBuffers = new EntryBufferPool();
