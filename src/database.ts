@@ -19,6 +19,8 @@ import { parseS3Url, S3ObjectStore } from './storage/s3-store.js';
 import { Catalog, checkTableName } from './table/catalog.js';
 import { encodeSchema, decodeSchema, TABLE_FORMAT_VERSION, type TableMeta } from './table/table-meta.js';
 import { Table } from './table/table.js';
+import { IndexingContext } from './index/indexing.js';
+import { loadIndexModel } from './table/index-training.js';
 import { TableSchema } from './table/table-schema.js';
 import { randomUUID } from './util/uuid.js';
 
@@ -85,7 +87,7 @@ export class Database {
       writer: options.writer ?? {},
     };
     await this.catalog.create(meta);
-    const table = Promise.resolve(this.makeTable(meta, tableSchema));
+    const table = this.makeTable(meta, tableSchema);
     this.tables.set(name, table);
     return table;
   }
@@ -127,14 +129,19 @@ export class Database {
     if (failed) throw failed.reason;
   }
 
-  private makeTable(meta: TableMeta, schema: TableSchema): Table {
+  private async makeTable(meta: TableMeta, schema: TableSchema): Promise<Table> {
+    const indexing = new IndexingContext(schema);
+    indexing.setDefs(meta.indexes ?? []);
+    for (const def of indexing.defs) if (def.model) indexing.setModel(def, await loadIndexModel(this.store, meta.name, def));
     return new Table({
       store: this.store,
       tableKey: meta.name,
       meta,
       schema,
-      generations: new GenerationCache(this.store, schema.stored, this.options.generationCacheBytes),
+      generations: new GenerationCache(this.store, indexing, this.options.generationCacheBytes),
       writerOverrides: this.options.writer ?? {},
+      indexing,
+      metaStore: this.catalog.metaStore(meta.name),
     });
   }
 

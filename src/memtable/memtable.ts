@@ -17,6 +17,8 @@
  * at, so an ack can never be released by another generation's progress (pitfall 1's follow-up).
  */
 import type { RecordBatch } from 'apache-arrow';
+import type { SourceIndexes } from '../index/source-indexes.js';
+import type { SourceKeys } from '../table/liveness.js';
 import { BatchStore } from './batch-store.js';
 
 export interface MemTableLimits {
@@ -43,15 +45,27 @@ export class MemTable {
   durable = 0;
   visible = 0;
   frozen = false;
+  /** Batches [0, indexed) are in every index of `indexes`. */
+  indexed = 0;
   /** Highest WAL position holding rows of this MemTable (or inherited from its predecessor). */
   lastWalPosition: number;
+  /** Per-snapshot caches of readers (key liveness). */
+  readonly cache: { liveness?: SourceKeys } = {};
   private waiters: Waiter[] = [];
 
   constructor(
     readonly generation: number,
     lastWalPosition: number,
+    readonly indexes?: SourceIndexes,
   ) {
     this.lastWalPosition = lastWalPosition;
+  }
+
+  /** Indexes batches [indexed, end): called as their WAL entry is written (or on append). */
+  indexUpTo(end: number): void {
+    if (!this.indexes || end <= this.indexed) return;
+    this.indexes.insert(this.store.range(this.indexed, end));
+    this.indexed = end;
   }
 
   get batchCount(): number {
@@ -104,6 +118,8 @@ export class MemTable {
   }
 
   markVisible(end: number): void {
+    // Visible implies indexed: index anything not yet indexed before exposing it.
+    this.indexUpTo(end);
     if (end > this.visible) this.visible = Math.min(end, this.store.batchCount);
   }
 

@@ -3,10 +3,10 @@
  * recently used out first). A generation is immutable, so a cached copy never goes stale; the
  * writer seeds the cache with what it just flushed so a fresh generation is not read back.
  */
-import type { Schema } from 'apache-arrow';
+import type { IndexingContext } from '../index/indexing.js';
 import { batchBytes } from '../memtable/batch-store.js';
 import type { ObjectStore } from '../storage/object-store.js';
-import { type LoadedGeneration, readGeneration } from './generation.js';
+import { type LoadedGeneration, loadIndexSidecars, readGeneration } from './generation.js';
 import type { RegionLayout } from './layout.js';
 
 export class GenerationCache {
@@ -15,7 +15,7 @@ export class GenerationCache {
 
   constructor(
     private readonly store: ObjectStore,
-    private readonly stored: Schema,
+    private readonly indexing: IndexingContext,
     private readonly maxBytes = 512 * 1024 * 1024,
   ) {}
 
@@ -23,15 +23,20 @@ export class GenerationCache {
     return `${layout.regionId}/${folder}`;
   }
 
-  get(layout: RegionLayout, generation: number, folder: string): Promise<LoadedGeneration> {
+  async get(layout: RegionLayout, generation: number, folder: string): Promise<LoadedGeneration> {
     const key = this.key(layout, folder);
     const hit = this.entries.get(key);
     if (hit) {
       this.entries.delete(key);
       this.entries.set(key, hit);
-      return hit.gen;
+      const loaded = await hit.gen;
+      // Indexes created since the generation was loaded: from sidecars or built from its rows.
+      if (this.indexing.defs.some((d) => !loaded.indexes.hasIndex(d.name))) {
+        await loadIndexSidecars(this.store, layout, folder, this.indexing, loaded.indexes, loaded.batches);
+      }
+      return loaded;
     }
-    const gen = readGeneration(this.store, layout, this.stored, generation, folder);
+    const gen = readGeneration(this.store, layout, this.indexing, generation, folder);
     const entry = { gen, bytes: 0 };
     this.entries.set(key, entry);
     gen.then(

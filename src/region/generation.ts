@@ -12,9 +12,14 @@
  * readers never look at.
  */
 import { randomBytes } from 'node:crypto';
-import { RecordBatch, type Schema, Table, tableFromIPC, tableToIPC, makeData, Struct } from 'apache-arrow';
+import { RecordBatch, Table, tableFromIPC, tableToIPC, makeData, Struct } from 'apache-arrow';
 import { takeData } from '../../exec/kernels/take.js';
-import { DataError } from '../errors.js';
+import { DataError, isQuiverError } from '../errors.js';
+import { indexFromSidecar } from '../index/sidecar.js';
+import type { IndexingContext } from '../index/indexing.js';
+import { SourceIndexes } from '../index/source-indexes.js';
+import type { IndexDef } from '../table/index-def.js';
+import type { SourceKeys } from '../table/liveness.js';
 import { PrimaryKeyFilter } from '../index/pk-filter.js';
 import type { ObjectStore } from '../storage/object-store.js';
 import { batchKeyReader } from '../table/primary-key.js';
@@ -29,6 +34,16 @@ export interface LoadedGeneration {
   generation: number;
   folder: string;
   batches: RecordBatch[];
+  rowCount: number;
+  /** Indexes over the rows (row position = row index in the data file). */
+  indexes: SourceIndexes;
+  /** Reader caches (key liveness). */
+  cache: { liveness?: SourceKeys };
+}
+
+/** Sidecar file of an index inside a generation folder. */
+export function indexSidecarFile(def: IndexDef): string {
+  return `index_${def.name}.arrow`;
 }
 
 /** Rows of `batches` that survive dedup within one MemTable (tombstones kept). */
@@ -58,8 +73,15 @@ export async function writeGeneration(
   schema: TableSchema,
   generation: number,
   batches: RecordBatch[],
+  indexing: IndexingContext,
 ): Promise<LoadedGeneration> {
   const folder = `${randomBytes(4).toString('hex')}_gen_${generation}`;
+  // Indexes are rebuilt over the deduplicated rows (their positions differ from the MemTable's)
+  // and written as sidecars, so the generation is searchable without re-indexing.
+  const indexes = indexing.build(batches);
+  const sidecars = indexes.entries().map(({ def, index }) =>
+    store.put(layout.generationKey(folder, indexSidecarFile(def)), tableToIPC(index.toArrow(), 'file')),
+  );
   const table = new Table(schema.stored, batches);
   const filter = PrimaryKeyFilter.forKeys(table.numRows);
   for (const batch of batches) {
@@ -69,17 +91,19 @@ export async function writeGeneration(
   await Promise.all([
     store.put(layout.generationKey(folder, GENERATION_DATA_FILE), tableToIPC(table, 'file')),
     store.put(layout.generationKey(folder, GENERATION_PK_FILTER_FILE), filter.encode()),
+    ...sidecars,
   ]);
-  return { generation, folder, batches };
+  return { generation, folder, batches, rowCount: table.numRows, indexes, cache: {} };
 }
 
 export async function readGeneration(
   store: ObjectStore,
   layout: RegionLayout,
-  stored: Schema,
+  indexing: IndexingContext,
   generation: number,
   folder: string,
 ): Promise<LoadedGeneration> {
+  const stored = indexing.schema.stored;
   const key = layout.generationKey(folder, GENERATION_DATA_FILE);
   const bytes = await store.get(key);
   let table: Table;
@@ -93,7 +117,42 @@ export async function readGeneration(
   }
   // Re-label with the table's schema object so every source shares one schema.
   const batches = table.batches.filter((b) => b.numRows > 0).map((b) => new RecordBatch(stored, b.data));
-  return { generation, folder, batches };
+  const indexes = new SourceIndexes(indexing.schema);
+  indexes.insert(batches);
+  await loadIndexSidecars(store, layout, folder, indexing, indexes, batches);
+  return { generation, folder, batches, rowCount: indexes.rowCount, indexes, cache: {} };
+}
+
+/**
+ * Gives a loaded generation every current index: from its sidecar when the generation has one,
+ * otherwise built from its rows (it was flushed before the index existed, or before the IVF-PQ
+ * model was trained).
+ */
+export async function loadIndexSidecars(
+  store: ObjectStore,
+  layout: RegionLayout,
+  folder: string,
+  indexing: IndexingContext,
+  indexes: SourceIndexes,
+  batches: readonly RecordBatch[],
+): Promise<void> {
+  await Promise.all(
+    indexing.defs.map(async (def) => {
+      if (indexes.hasIndex(def.name)) return;
+      const key = layout.generationKey(folder, indexSidecarFile(def));
+      let bytes: Uint8Array;
+      try {
+        bytes = await store.get(key);
+      } catch (e) {
+        if (isQuiverError(e, 'not_found')) return;
+        throw e;
+      }
+      const table = tableFromIPC(bytes);
+      const prebuilt = indexFromSidecar(def, indexing, table);
+      if (prebuilt) indexes.addIndex(def, indexing.model, batches, prebuilt);
+    }),
+  );
+  indexing.complete(indexes, batches);
 }
 
 export async function readPrimaryKeyFilter(store: ObjectStore, layout: RegionLayout, folder: string): Promise<PrimaryKeyFilter> {

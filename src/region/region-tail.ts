@@ -11,7 +11,7 @@ import { RegionManifestStore } from '../manifest/region-manifest-store.js';
 import type { RegionManifest } from '../manifest/region-manifest.js';
 import { MemTable } from '../memtable/memtable.js';
 import type { ObjectStore } from '../storage/object-store.js';
-import type { TableSchema } from '../table/table-schema.js';
+import type { IndexingContext } from '../index/indexing.js';
 import { tailWal } from '../wal/wal-replay.js';
 import type { RegionLayout } from './layout.js';
 import type { RegionReadState } from './region-writer.js';
@@ -31,7 +31,7 @@ export class RegionTail {
   constructor(
     private readonly store: ObjectStore,
     private readonly layout: RegionLayout,
-    readonly schema: TableSchema,
+    private readonly indexing: IndexingContext,
   ) {
     this.manifests = new RegionManifestStore(store, layout.manifestDir, layout.regionId);
   }
@@ -50,13 +50,13 @@ export class RegionTail {
     if (!state || state.replayAfter !== manifest.replayAfterWalEntryPosition) {
       state = {
         replayAfter: manifest.replayAfterWalEntryPosition,
-        memtable: new MemTable(manifest.currentGeneration, manifest.replayAfterWalEntryPosition),
+        memtable: new MemTable(manifest.currentGeneration, manifest.replayAfterWalEntryPosition, this.indexing.build([])),
         nextPosition: manifest.replayAfterWalEntryPosition + 1,
         maxEpoch: 0,
       };
     }
     const mt = state.memtable;
-    const result = await tailWal(this.store, this.layout, this.schema.stored, state.nextPosition, state.maxEpoch, (_position, batches) => {
+    const result = await tailWal(this.store, this.layout, this.indexing.schema.stored, state.nextPosition, state.maxEpoch, (_position, batches) => {
       const { end } = mt.append(batches);
       mt.markDurable(end);
       mt.markVisible(end);

@@ -35,6 +35,7 @@ import { WalAppender } from '../wal/wal-appender.js';
 import { replayAndFence } from '../wal/wal-replay.js';
 import { dedupForFlush, writeGeneration } from './generation.js';
 import type { GenerationCache } from './generation-cache.js';
+import type { IndexingContext } from '../index/indexing.js';
 import type { RegionLayout } from './layout.js';
 import type { RegionWriterConfig } from './writer-config.js';
 
@@ -45,6 +46,7 @@ export interface RegionWriterOptions {
   regionSpecId: number;
   config: RegionWriterConfig;
   generations: GenerationCache;
+  indexing: IndexingContext;
 }
 
 /** What a reader needs of a region at one instant. */
@@ -86,7 +88,7 @@ export class RegionWriter {
     claimed: RegionManifest,
   ) {
     this.manifest = claimed;
-    this.active = new MemTable(claimed.currentGeneration, claimed.replayAfterWalEntryPosition);
+    this.active = this.newMemTable(claimed.currentGeneration, claimed.replayAfterWalEntryPosition);
     const c = opts.config;
     this.limits = { maxBytes: c.maxMemtableSize, maxRows: c.maxMemtableRows, maxBatches: c.maxMemtableBatches };
     this.stats = { epoch: claimed.writerEpoch, walEntries: 0, walBytes: 0, generationsFlushed: 0, replayedEntries: 0, backpressureWaits: 0 };
@@ -126,6 +128,15 @@ export class RegionWriter {
     return n;
   }
 
+  private newMemTable(generation: number, lastWalPosition: number): MemTable {
+    return new MemTable(generation, lastWalPosition, this.opts.indexing.build([]));
+  }
+
+  /** Starts maintaining indexes defined (or trained) since the MemTables were created. */
+  refreshIndexes(): void {
+    for (const mt of [...this.frozen, this.active]) this.opts.indexing.complete(mt.indexes!, mt.store.range(0, mt.indexed));
+  }
+
   private async replay(): Promise<void> {
     const { store, layout, schema } = this.opts;
     const result = await replayAndFence(store, layout, schema.stored, this.manifest.replayAfterWalEntryPosition, this.epoch, (position, batches) => {
@@ -159,7 +170,7 @@ export class RegionWriter {
     if (this.active.wouldOverflow(batches, bytes, this.limits)) this.freeze();
     const mt = this.active;
     const { end } = mt.append(batches);
-    if (this.opts.config.visibility === 'memory') mt.markVisible(end);
+    if (this.opts.config.visibility === 'memory') mt.markVisible(end); // indexes them too
     const durable = mt.whenDurable(end);
     if (mt.store.bytesOf(mt.walEnqueued, mt.batchCount) >= this.opts.config.maxWalBufferSize) this.flushWal(mt);
     else this.armTimer();
@@ -236,8 +247,9 @@ export class RegionWriter {
     mt.walEnqueued = end;
     const { position, durable } = this.appender.append(mt.store.range(start, end));
     if (position > 0) mt.lastWalPosition = position;
-    // Index maintenance (issue: MemTable indexes) runs alongside the WAL write; visibility waits
-    // for both, in entry order.
+    // Index the rows while the WAL write is in flight; they become visible only when both are
+    // done (markVisible), in entry order.
+    mt.indexUpTo(end);
     durable.then(
       (r) => {
         this.stats.walEntries++;
@@ -257,7 +269,7 @@ export class RegionWriter {
     this.flushWal(old);
     old.frozen = true;
     this.frozen.push(old);
-    this.active = new MemTable(old.generation + 1, old.lastWalPosition);
+    this.active = this.newMemTable(old.generation + 1, old.lastWalPosition);
     this.flushChain = this.flushChain.then(() => this.flushGeneration(old));
   }
 
@@ -283,7 +295,7 @@ export class RegionWriter {
     // Everything up to the MemTable's last WAL entry is durable; the fence check inside commit
     // stops a fenced writer before it publishes.
     const rows = dedupForFlush(schema, mt.store.range(0, mt.batchCount));
-    const gen = await writeGeneration(store, layout, schema, mt.generation, rows);
+    const gen = await writeGeneration(store, layout, schema, mt.generation, rows, this.opts.indexing);
     const manifest = await this.manifests.commit(this.epoch, (latest) => ({
       ...latest,
       replayAfterWalEntryPosition: Math.max(latest.replayAfterWalEntryPosition, mt.lastWalPosition),

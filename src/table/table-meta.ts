@@ -11,6 +11,7 @@ import { RecordBatchReader, RecordBatchStreamWriter, type Schema } from 'apache-
 import { DataError } from '../errors.js';
 import type { RegionSpec } from '../region/region-spec.js';
 import type { RegionWriterConfig } from '../region/writer-config.js';
+import type { IndexDef } from './index-def.js';
 
 export const TABLE_FORMAT_VERSION = 1;
 
@@ -26,6 +27,8 @@ export interface TableMeta {
   region_spec_id: number;
   /** Writer settings chosen at creation (overridable per connection). */
   writer: Partial<RegionWriterConfig>;
+  /** Index definitions (absent in metadata written before indexes existed). */
+  indexes?: IndexDef[];
 }
 
 export function encodeSchema(schema: Schema): string {

@@ -11,7 +11,7 @@
  */
 import { type Data, type DataType, makeBuilder, makeData, RecordBatch, Schema, Struct, type Table as ArrowTable } from 'apache-arrow';
 import { takeData } from '../../exec/kernels/take.js';
-import { isQuiverError, InvalidError, ClosedError } from '../errors.js';
+import { AlreadyExistsError, ClosedError, InvalidError, isQuiverError, NotFoundError } from '../errors.js';
 import { takeBatch } from '../region/generation.js';
 import type { GenerationCache } from '../region/generation-cache.js';
 import { KeyDeduper } from '../region/key-dedup.js';
@@ -24,6 +24,11 @@ import type { ObjectStore } from '../storage/object-store.js';
 import { keyVectorData } from './primary-key.js';
 import type { TableMeta } from './table-meta.js';
 import { TableSchema } from './table-schema.js';
+import type { IndexingContext } from '../index/indexing.js';
+import type { VersionedStore } from '../manifest/versioned-store.js';
+import { type CreateIndexOptions, type IndexDef, makeIndexDef } from './index-def.js';
+import { type SearchRequest, runSearch } from './table-search.js';
+import { trainIndexModel } from './index-training.js';
 
 export interface TableContext {
   store: ObjectStore;
@@ -33,6 +38,9 @@ export interface TableContext {
   schema: TableSchema;
   generations: GenerationCache;
   writerOverrides: Partial<RegionWriterConfig>;
+  indexing: IndexingContext;
+  /** The table's metadata versions (index definitions are committed there). */
+  metaStore: VersionedStore<TableMeta>;
 }
 
 export interface ScanOptions {
@@ -109,6 +117,42 @@ export class Table {
     }
   }
 
+  /** Index definitions of the table. */
+  get indexes(): IndexDef[] {
+    return [...this.ctx.indexing.defs];
+  }
+
+  /**
+   * Creates an index on a column: `{ type: 'ivf_pq', metric?, partitions?, subVectors? }`,
+   * `{ type: 'fts', stem?, stopWords? }` or `{ type: 'scalar' }`. Existing rows are indexed
+   * (MemTables now, generations when next loaded); an IVF-PQ model is trained from the table's
+   * rows when there are enough, otherwise the first time a search finds enough.
+   */
+  async createIndex(column: string, options: CreateIndexOptions): Promise<IndexDef> {
+    this.checkOpen();
+    const field = this.ctx.schema.user.fields.find((f) => f.name === column);
+    let def = makeIndexDef(field, column, options);
+    if (this.ctx.indexing.defs.some((d) => d.name === def.name)) throw new AlreadyExistsError(`index ${def.name} already exists on table ${this.name}`);
+    if (def.type === 'ivf_pq') def = (await this.train(def)) ?? def;
+    await this.commitIndexDef(def);
+    return def;
+  }
+
+  /**
+   * Top-k search over a snapshot of the table: `{ vector: { column, query, metric? } }`,
+   * `{ text: { column, query } }` or `{ key: { column?, eq | lower/upper | in } }`, with `k`
+   * (default 10), `filter` (a SQL boolean expression), `nprobes`, `refine` (factor; 0 = off),
+   * `distanceRange`, `columns` and `params`. Returns an Arrow table of the rows' columns plus
+   * `_distance` (vector) or `_score` (text).
+   */
+  async search(request: SearchRequest): Promise<ArrowTable> {
+    this.checkOpen();
+    const vectorDef = request?.vector ? this.ctx.indexing.defs.find((d) => d.type === 'ivf_pq' && d.column === request.vector!.column) : undefined;
+    if (vectorDef && !vectorDef.model) await this.trainLater(vectorDef);
+    const regions = await this.readStates();
+    return runSearch(this.ctx, regions, request);
+  }
+
   /** Freezes and flushes every MemTable this process holds into generations. */
   async flush(): Promise<void> {
     await Promise.all([...this.writers.values()].map(async (w) => (await w).flush()));
@@ -140,6 +184,51 @@ export class Table {
   }
 
   // ---- internals ----------------------------------------------------------------------------
+
+  /** Trains the IVF-PQ model of `def` from the table's live rows; undefined when too few. */
+  private async train(def: IndexDef): Promise<IndexDef | undefined> {
+    const batches: RecordBatch[] = [];
+    for await (const b of this.scan({ columns: [def.column] })) batches.push(b);
+    const trained = await trainIndexModel(this.ctx.store, this.ctx.tableKey, def, batches);
+    if (!trained) return undefined;
+    this.ctx.indexing.setModel(trained.def, trained.model);
+    return trained.def;
+  }
+
+  private trainingNow: Promise<void> | undefined;
+
+  /** Trains a model that could not be trained at createIndex time, once enough rows exist. */
+  private async trainLater(def: IndexDef): Promise<void> {
+    if (!this.trainingNow) {
+      this.trainingNow = (async () => {
+        const trained = await this.train(def);
+        if (trained) await this.commitIndexDef(trained);
+      })().finally(() => (this.trainingNow = undefined));
+    }
+    await this.trainingNow;
+  }
+
+  /** Records an index definition in a new metadata version and starts maintaining it. */
+  private async commitIndexDef(def: IndexDef): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      const latest = await this.ctx.metaStore.readLatest();
+      if (!latest) throw new NotFoundError(`table ${this.name} has no metadata (dropped?)`);
+      const indexes = [...(latest.doc.indexes ?? []).filter((d) => d.name !== def.name), def];
+      const next = { ...latest.doc, indexes };
+      try {
+        await this.ctx.metaStore.write(latest.version + 1, next);
+        this.ctx.meta = next;
+        break;
+      } catch (e) {
+        if (!isQuiverError(e, 'already_exists') || attempt >= 10) throw e;
+      }
+    }
+    this.ctx.indexing.setDefs(this.ctx.meta.indexes ?? []);
+    for (const p of this.writers.values()) {
+      const w = await p.catch(() => undefined);
+      w?.refreshIndexes();
+    }
+  }
 
   private checkOpen(): void {
     if (this.closed) throw new ClosedError(`table ${this.name} is closed`);
@@ -178,6 +267,7 @@ export class Table {
         regionSpecId: this.ctx.meta.region_spec_id,
         config: this.config,
         generations: this.ctx.generations,
+        indexing: this.ctx.indexing,
       });
     })();
     this.writers.set(regionId, opening);
@@ -207,7 +297,7 @@ export class Table {
   }
 
   /** One consistent read state per region. */
-  private async readStates(): Promise<{ layout: RegionLayout; state: RegionReadState }[]> {
+  async readStates(): Promise<{ layout: RegionLayout; state: RegionReadState }[]> {
     const ids = await this.regionIds();
     // Capture every local writer's state in one synchronous step first.
     const local = new Map<string, RegionReadState>();
@@ -223,7 +313,7 @@ export class Table {
       let state = local.get(id);
       if (!state) {
         let tail = this.tails.get(id);
-        if (!tail) this.tails.set(id, (tail = new RegionTail(this.ctx.store, layout, this.ctx.schema)));
+        if (!tail) this.tails.set(id, (tail = new RegionTail(this.ctx.store, layout, this.ctx.indexing)));
         state = await tail.readState();
       }
       if (state) out.push({ layout, state });

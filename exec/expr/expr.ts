@@ -1,0 +1,311 @@
+/**
+ * Scalar expression trees: the values a WHERE clause is made of.
+ *
+ * Nodes are immutable, frozen plain objects with a string `kind` (a discriminated union), made
+ * only by the factory functions below — the same shape as the logical plan nodes, so a planner
+ * rule can rewrite a filter with ordinary object spreads, and `visitExpr` makes a forgotten
+ * node kind a compile error wherever an exhaustive visitor is written.
+ *
+ * The tree is untyped on purpose: `parseFilter` resolves names and checks types against an
+ * Arrow schema (check.ts), and the evaluator coerces literals and `$n` parameters to the storage
+ * type of the column they meet (evaluate.ts). Booleans are SQL three-valued throughout.
+ */
+
+/** A literal as written: numbers (integers beyond 2^53 as bigint), strings, booleans, NULL. */
+export type LiteralValue = number | bigint | string | boolean | null;
+
+export type CompareOp = '=' | '<>' | '<' | '<=' | '>' | '>=';
+
+export interface ColumnExpr {
+  readonly kind: 'column';
+  readonly name: string;
+}
+export interface LiteralExpr {
+  readonly kind: 'literal';
+  readonly value: LiteralValue;
+  /** Set for `DATE '...'` / `TIMESTAMP '...'`; the value is then the string as written. */
+  readonly temporal?: 'date' | 'timestamp';
+}
+export interface ParamExpr {
+  readonly kind: 'param';
+  /** 1-based, as in `$1`. */
+  readonly index: number;
+}
+export interface CompareExpr {
+  readonly kind: 'compare';
+  readonly op: CompareOp;
+  readonly left: Expr;
+  readonly right: Expr;
+}
+export interface AndExpr {
+  readonly kind: 'and';
+  /** Two or more; nested ANDs are flattened by `and()`. */
+  readonly operands: readonly Expr[];
+}
+export interface OrExpr {
+  readonly kind: 'or';
+  readonly operands: readonly Expr[];
+}
+export interface NotExpr {
+  readonly kind: 'not';
+  readonly operand: Expr;
+}
+export interface InListExpr {
+  readonly kind: 'in';
+  readonly operand: Expr;
+  readonly list: readonly Expr[];
+  /** NOT IN */
+  readonly negated: boolean;
+}
+export interface BetweenExpr {
+  readonly kind: 'between';
+  readonly operand: Expr;
+  readonly low: Expr;
+  readonly high: Expr;
+  /** NOT BETWEEN */
+  readonly negated: boolean;
+}
+export interface IsExpr {
+  readonly kind: 'is';
+  readonly operand: Expr;
+  /** IS NULL, IS TRUE, IS FALSE; never NULL itself. */
+  readonly test: 'null' | 'true' | 'false';
+  /** IS NOT ... */
+  readonly negated: boolean;
+}
+export interface LikeExpr {
+  readonly kind: 'like';
+  readonly operand: Expr;
+  /** A string literal or a parameter; `%` any run, `_` one character. */
+  readonly pattern: Expr;
+  readonly negated: boolean;
+  /** ILIKE */
+  readonly caseInsensitive: boolean;
+  /** The escape character; PostgreSQL's default is backslash. */
+  readonly escape: string;
+}
+
+export type Expr =
+  | ColumnExpr
+  | LiteralExpr
+  | ParamExpr
+  | CompareExpr
+  | AndExpr
+  | OrExpr
+  | NotExpr
+  | InListExpr
+  | BetweenExpr
+  | IsExpr
+  | LikeExpr;
+
+export type ExprKind = Expr['kind'];
+
+// ---------------------------------------------------------------------------------------------
+// Factories
+
+export function col(name: string): ColumnExpr {
+  return Object.freeze({ kind: 'column', name });
+}
+
+export function lit(value: LiteralValue, temporal?: 'date' | 'timestamp'): LiteralExpr {
+  return Object.freeze(temporal ? { kind: 'literal', value, temporal } : { kind: 'literal', value });
+}
+
+export function param(index: number): ParamExpr {
+  if (!Number.isInteger(index) || index < 1) throw new RangeError(`parameter index must be 1 or more, got ${index}`);
+  return Object.freeze({ kind: 'param', index });
+}
+
+export function compare(op: CompareOp, left: Expr, right: Expr): CompareExpr {
+  return Object.freeze({ kind: 'compare', op, left, right });
+}
+export const eq = (l: Expr, r: Expr) => compare('=', l, r);
+export const ne = (l: Expr, r: Expr) => compare('<>', l, r);
+export const lt = (l: Expr, r: Expr) => compare('<', l, r);
+export const le = (l: Expr, r: Expr) => compare('<=', l, r);
+export const gt = (l: Expr, r: Expr) => compare('>', l, r);
+export const ge = (l: Expr, r: Expr) => compare('>=', l, r);
+
+/** AND of the operands, flattening nested ANDs; one operand is returned as is. */
+export function and(...operands: Expr[]): Expr {
+  const flat = operands.flatMap((e) => (e.kind === 'and' ? e.operands : [e]));
+  if (flat.length === 0) throw new RangeError('and() needs at least one operand');
+  return flat.length === 1 ? flat[0] : Object.freeze({ kind: 'and', operands: Object.freeze(flat) });
+}
+
+/** OR of the operands, flattening nested ORs; one operand is returned as is. */
+export function or(...operands: Expr[]): Expr {
+  const flat = operands.flatMap((e) => (e.kind === 'or' ? e.operands : [e]));
+  if (flat.length === 0) throw new RangeError('or() needs at least one operand');
+  return flat.length === 1 ? flat[0] : Object.freeze({ kind: 'or', operands: Object.freeze(flat) });
+}
+
+export function not(operand: Expr): NotExpr {
+  return Object.freeze({ kind: 'not', operand });
+}
+
+export function inList(operand: Expr, list: readonly Expr[], negated = false): InListExpr {
+  if (list.length === 0) throw new RangeError('IN needs at least one list item');
+  return Object.freeze({ kind: 'in', operand, list: Object.freeze([...list]), negated });
+}
+
+export function between(operand: Expr, low: Expr, high: Expr, negated = false): BetweenExpr {
+  return Object.freeze({ kind: 'between', operand, low, high, negated });
+}
+
+export function isNull(operand: Expr, negated = false): IsExpr {
+  return Object.freeze({ kind: 'is', operand, test: 'null', negated });
+}
+
+export function isTest(operand: Expr, test: IsExpr['test'], negated = false): IsExpr {
+  return Object.freeze({ kind: 'is', operand, test, negated });
+}
+
+export function like(
+  operand: Expr,
+  pattern: Expr,
+  options: { negated?: boolean; caseInsensitive?: boolean; escape?: string } = {},
+): LikeExpr {
+  const escape = options.escape ?? '\\';
+  if ([...escape].length > 1) throw new RangeError('a LIKE escape must be one character (or empty for none)');
+  return Object.freeze({
+    kind: 'like',
+    operand,
+    pattern,
+    negated: options.negated ?? false,
+    caseInsensitive: options.caseInsensitive ?? false,
+    escape,
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Traversal
+
+/** One handler per node kind: adding a kind makes every visitor table a compile error. */
+export type ExprVisitor<R> = { readonly [K in ExprKind]: (expr: Extract<Expr, { kind: K }>) => R };
+
+export function visitExpr<R>(expr: Expr, visitor: ExprVisitor<R>): R {
+  return (visitor[expr.kind] as (e: Expr) => R)(expr);
+}
+
+/** The direct children of a node, in evaluation order. */
+export function childrenOf(expr: Expr): readonly Expr[] {
+  return visitExpr<readonly Expr[]>(expr, {
+    column: () => [],
+    literal: () => [],
+    param: () => [],
+    compare: (e) => [e.left, e.right],
+    and: (e) => e.operands,
+    or: (e) => e.operands,
+    not: (e) => [e.operand],
+    in: (e) => [e.operand, ...e.list],
+    between: (e) => [e.operand, e.low, e.high],
+    is: (e) => [e.operand],
+    like: (e) => [e.operand, e.pattern],
+  });
+}
+
+/** Rebuilds a node bottom-up with `fn` applied to every node after its children. */
+export function mapExpr(expr: Expr, fn: (e: Expr) => Expr): Expr {
+  const m = (e: Expr) => mapExpr(e, fn);
+  const rebuilt = visitExpr<Expr>(expr, {
+    column: (e) => e,
+    literal: (e) => e,
+    param: (e) => e,
+    compare: (e) => compare(e.op, m(e.left), m(e.right)),
+    and: (e) => and(...e.operands.map(m)),
+    or: (e) => or(...e.operands.map(m)),
+    not: (e) => not(m(e.operand)),
+    in: (e) => inList(m(e.operand), e.list.map(m), e.negated),
+    between: (e) => between(m(e.operand), m(e.low), m(e.high), e.negated),
+    is: (e) => isTest(m(e.operand), e.test, e.negated),
+    like: (e) => like(m(e.operand), m(e.pattern), e),
+  });
+  return fn(rebuilt);
+}
+
+/** Names of the columns an expression reads, in first-use order. */
+export function columnsOf(expr: Expr): string[] {
+  const out = new Set<string>();
+  const walk = (e: Expr): void => {
+    if (e.kind === 'column') out.add(e.name);
+    else childrenOf(e).forEach(walk);
+  };
+  walk(expr);
+  return [...out];
+}
+
+/** The highest `$n` an expression uses (0 when none). */
+export function maxParamIndex(expr: Expr): number {
+  if (expr.kind === 'param') return expr.index;
+  let max = 0;
+  for (const c of childrenOf(expr)) max = Math.max(max, maxParamIndex(c));
+  return max;
+}
+
+/** The operator that gives the same answer with the operands swapped (`a < b` ⇔ `b > a`). */
+export function flipCompareOp(op: CompareOp): CompareOp {
+  switch (op) {
+    case '<':
+      return '>';
+    case '<=':
+      return '>=';
+    case '>':
+      return '<';
+    case '>=':
+      return '<=';
+    default:
+      return op;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Printing (EXPLAIN, error messages)
+
+const PRECEDENCE: Record<ExprKind, number> = {
+  or: 1,
+  and: 2,
+  not: 3,
+  compare: 4,
+  in: 4,
+  between: 4,
+  is: 4,
+  like: 4,
+  column: 9,
+  literal: 9,
+  param: 9,
+};
+
+function quoteIdent(name: string): string {
+  return /^[a-z_][a-z0-9_]*$/.test(name) ? name : `"${name.replace(/"/g, '""')}"`;
+}
+
+export function literalToSql(value: LiteralValue): string {
+  if (value === null) return 'NULL';
+  if (typeof value === 'string') return `'${value.replace(/'/g, "''")}'`;
+  if (typeof value === 'boolean') return value ? 'TRUE' : 'FALSE';
+  return String(value);
+}
+
+/** SQL text for an expression, parenthesised only where precedence needs it. */
+export function exprToString(expr: Expr): string {
+  const p = (child: Expr, parent: number) => {
+    const s = exprToString(child);
+    return PRECEDENCE[child.kind] <= parent ? `(${s})` : s;
+  };
+  return visitExpr<string>(expr, {
+    column: (e) => quoteIdent(e.name),
+    literal: (e) => (e.temporal ? `${e.temporal.toUpperCase()} ` : '') + literalToSql(e.value),
+    param: (e) => `$${e.index}`,
+    compare: (e) => `${p(e.left, 4)} ${e.op} ${p(e.right, 4)}`,
+    and: (e) => e.operands.map((o) => p(o, 2)).join(' AND '),
+    or: (e) => e.operands.map((o) => p(o, 1)).join(' OR '),
+    not: (e) => `NOT ${p(e.operand, 3)}`,
+    in: (e) => `${p(e.operand, 4)} ${e.negated ? 'NOT IN' : 'IN'} (${e.list.map((x) => exprToString(x)).join(', ')})`,
+    between: (e) => `${p(e.operand, 4)} ${e.negated ? 'NOT BETWEEN' : 'BETWEEN'} ${p(e.low, 4)} AND ${p(e.high, 4)}`,
+    is: (e) => `${p(e.operand, 4)} IS ${e.negated ? 'NOT ' : ''}${e.test.toUpperCase()}`,
+    like: (e) =>
+      `${p(e.operand, 4)} ${e.negated ? 'NOT ' : ''}${e.caseInsensitive ? 'ILIKE' : 'LIKE'} ${p(e.pattern, 4)}` +
+      (e.escape === '\\' ? '' : ` ESCAPE ${literalToSql(e.escape)}`),
+  });
+}

@@ -1,0 +1,1503 @@
+/**
+ * In-memory inverted index with BM25 scoring (the MemTable's `FtsMemIndex`, lance-memwal §5.4).
+ * Self-contained: depends only on apache-arrow and the tokenizer/query modules beside it.
+ *
+ * ## Data layout (no per-posting objects)
+ * - Term dictionary: `Map<string, termId>`, term strings by id, and term ids bucketed by length
+ *   in code points together with a 32-bit character signature (for bounded fuzzy expansion).
+ * - Per term two growable `Uint32Array`s:
+ *     `post[id]`:   interleaved pairs (global row position, end offset of this document's token
+ *                   positions in `tokPos[id]`); tf = end − previous end;
+ *     `tokPos[id]`: token positions, grouped by document in posting order.
+ *   They are views into shared 1 MiB slabs with per-size free lists (see `SlabAllocator`), grow
+ *   ×4 while small and ×2 from 4 096 entries. Posting counts, token-position counts, and the
+ *   largest tf / smallest document length per term (score upper bounds) live in growable
+ *   `Uint32Array`s indexed by term id. Postings are appended in increasing row position, so they
+ *   are sorted.
+ * - Documents: rows `base … base + span − 1`. `docLen` (tokens per row, 0 for null rows and gaps)
+ *   plus prefix sums `prefDocs` (documents) and `prefTokens` (tokens, Float64 so totals beyond
+ *   2^32 stay exact) make `stats(…, maxPosition)` O(terms × log postings).
+ * - Insertion: `add` tokenizes rows into a token buffer (a hash table maps each lower-cased word
+ *   straight to its term id, so known words cost no string allocation, stemming or Map lookup),
+ *   then moves the buffer into the postings grouped by term (a counting sort) at the end of the
+ *   call or every 2^18 tokens, so each term's arrays are touched once per flush, not once per row.
+ *
+ * ## BM25 (exact; see `bm25Idf`/`bm25TermScore`)
+ * k1 = 1.2, b = 0.75, N = docCount, df, tf, dl as documented in `FtsStats`;
+ * idf = ln((N − df + 0.5)/(df + 0.5) + 1), avgdl = totalTokens / N,
+ * score(term) = idf × tf × (k1 + 1) / (tf + k1 × (1 − b + b × dl / avgdl)).
+ * - N counts non-null texts below the cutoff, including empty texts and texts that yield no token
+ *   (they are documents of length 0, matching nothing); null texts and position gaps are not
+ *   documents.
+ * - dl counts the tokens emitted by the tokenizer (stop words and over-long words excluded).
+ * - A phrase clause scores Σ over its query tokens (duplicates included) of the term formula with
+ *   tf = the number of phrase occurrences in the document (each term keeping its own idf).
+ * - A fuzzy clause scores Σ over the expansions present in the document, each scored as its own
+ *   term with its own df.
+ * - A document's score is Σ over the positive clauses it matches of boost × clause score.
+ *
+ * ## Phrase matching
+ * Query tokens t0…tn−1 at word offsets o0 = 0 < o1 < … (stop-word gaps kept). An occurrence
+ * starting at document position p0 (holding t0) exists when there are positions p1 < p2 < … with
+ * pi holding ti, pi − pi−1 ≥ oi − oi−1, and (pn−1 − p0) − (on−1 − o0) ≤ slop. Terms must appear in
+ * query order (no transpositions). The phrase frequency is the number of such start positions
+ * p0 (overlapping occurrences count: "a a" occurs twice in "a a a"). Checked greedily: taking the
+ * earliest admissible position for each next token minimises the span.
+ *
+ * ## Global statistics and fuzzy expansion
+ * Scores depend on statistics of every source a query spans. The caller gathers the terms with
+ * `queryTerms(query)` from every source, gets `stats(terms, cutoff)` from every source, merges
+ * them with `mergeFtsStats`, and passes the merged stats to each source's `search`
+ * (`collectFtsStats` does all of that). A fuzzy clause expands to the `maxExpansions` best
+ * candidates, ordered by (edit distance, term in UTF-16 order), among terms with a visible
+ * df > 0. Each source proposes its own best candidates in `queryTerms`; `search` picks the final
+ * expansions from the keys of the merged `stats.docFreq` with df > 0 by the same order. Because
+ * the order does not depend on per-source data, the result equals the expansion over the union
+ * of all dictionaries, so split indexes score exactly like one index.
+ *
+ * ## Search
+ * Term-at-a-time: `mustNot` clauses mark excluded rows; `must` clauses run cheapest first, the
+ * first one creates candidates, each next one keeps only the candidates that matched all previous
+ * ones; `should` clauses add score to candidates (or create them when there is no `must`).
+ * Scores accumulate in a reusable Float64Array over the local position range with an epoch-stamped
+ * touched list (Float64 rather than Float32 so sums stay exact to ~1e-15; results are returned as
+ * Float32). When the candidates are few compared with a posting list, they are looked up in it by
+ * galloping search instead of scanning it. Optional-only queries use exact MaxScore-style
+ * pruning (`runShouldOnly`). The top k come from a bounded heap (score descending, ties by
+ * position ascending); `allowed` is evaluated only for candidates that would enter the heap, so
+ * it is a true prefilter: k results are returned whenever k allowed documents match.
+ *
+ * ## Sidecar (`toArrow` / `fromArrow`)
+ * One Arrow table holding two parallel arrays of different lengths, the shorter padded with nulls:
+ *   term            Utf8              row i < term_count: the i-th term in UTF-16 order (sorted, so
+ *                                     a reader can binary-search it); null in padding rows
+ *   doc_positions   List<UInt32>      the term's global row positions, ascending
+ *   frequencies     List<UInt32>      tf per posting (same length as doc_positions)
+ *   token_positions List<UInt32>      all token positions of the term, posting after posting
+ *                                     (posting j owns the next frequencies[j] entries)
+ *   doc_length      UInt32            row i < doc_span: length in tokens of row position
+ *                                     base_position + i; null = not a document (null text or gap)
+ * Schema metadata `quiver.fts.version` (1), `.tokenizer` (JSON of the resolved options, checked by
+ * `fromArrow`), `.base_position`, `.doc_span`, `.term_count`, `.doc_count`, `.total_tokens`.
+ * List offsets are Int32 (≤ 2^31 − 1 token positions per sidecar).
+ */
+import {
+  Data,
+  Field,
+  List,
+  makeData,
+  RecordBatch,
+  Schema,
+  Struct,
+  Table,
+  Uint32,
+  Utf8,
+  Vector,
+} from 'apache-arrow';
+import {
+  codePointLength,
+  type FtsClause,
+  type FtsQuery,
+  parseFtsQuery,
+  validateFtsQuery,
+} from './query.js';
+import {
+  analyzeWord,
+  detachString,
+  resolveTokenizerOptions,
+  sameTokenizerOptions,
+  scanWordSpans,
+  type ResolvedTokenizerOptions,
+  type TokenizerOptions,
+} from './tokenizer.js';
+import { WordTable, hashSpan } from './word-table.js';
+import { FuzzyMatcher, charMask, mayBeWithin } from './fuzzy.js';
+
+export { boundedLevenshtein } from './fuzzy.js';
+
+export const BM25_K1 = 1.2;
+export const BM25_B = 0.75;
+
+/** Collection statistics for BM25. */
+export interface FtsStats {
+  /** Documents (non-null texts) below the cutoff. */
+  docCount: number;
+  /** Sum of their lengths in tokens. */
+  totalTokens: number;
+  /** Documents below the cutoff containing each term (requested terms absent from a source map to 0). */
+  docFreq: Map<string, number>;
+}
+
+export interface FtsSearchOptions {
+  /** Number of results wanted. */
+  k: number;
+  /**
+   * Global statistics (summed over every source by the caller, see `collectFtsStats`).
+   * Defaults to this index's own statistics for the query at `maxPosition`.
+   */
+  stats?: FtsStats;
+  /** Prefilter on row position, applied before the top-k cut. */
+  allowed?: (pos: number) => boolean;
+  /** Visibility cutoff: only rows with position < maxPosition are searched. */
+  maxPosition?: number;
+}
+
+export interface FtsSearchResult {
+  /** Row positions, best first (score descending, ties by position ascending). */
+  positions: Uint32Array;
+  scores: Float32Array;
+}
+
+export type FtsTexts = Data<Utf8> | Vector<Utf8> | readonly (string | null | undefined)[];
+
+export function bm25Idf(docCount: number, df: number): number {
+  return Math.log((docCount - df + 0.5) / (df + 0.5) + 1);
+}
+
+/** One term's BM25 contribution (without idf when `idf` = 1). */
+export function bm25TermScore(idf: number, tf: number, dl: number, avgdl: number): number {
+  return (idf * tf * (BM25_K1 + 1)) / (tf + BM25_K1 * (1 - BM25_B + (BM25_B * dl) / avgdl));
+}
+
+export function emptyFtsStats(): FtsStats {
+  return { docCount: 0, totalTokens: 0, docFreq: new Map() };
+}
+
+/** Sums two statistics (a new object; inputs are not modified). */
+export function mergeFtsStats(a: FtsStats, b: FtsStats): FtsStats {
+  const docFreq = new Map(a.docFreq);
+  for (const [t, df] of b.docFreq) docFreq.set(t, (docFreq.get(t) ?? 0) + df);
+  return { docCount: a.docCount + b.docCount, totalTokens: a.totalTokens + b.totalTokens, docFreq };
+}
+
+/**
+ * Global statistics for `query` over several sources (each with its own visibility cutoff):
+ * the union of every source's `queryTerms`, then the sum of every source's `stats`.
+ */
+export function collectFtsStats(
+  sources: readonly { index: InvertedIndex; maxPosition?: number }[],
+  query: FtsQuery,
+): FtsStats {
+  const terms = new Set<string>();
+  for (const s of sources) for (const t of s.index.queryTerms(query, s.maxPosition)) terms.add(t);
+  const list = [...terms];
+  let stats = emptyFtsStats();
+  for (const t of list) stats.docFreq.set(t, 0);
+  for (const s of sources) stats = mergeFtsStats(stats, s.index.stats(list, s.maxPosition));
+  return stats;
+}
+
+interface Candidate {
+  term: string;
+  dist: number;
+}
+
+const byDistThenTerm = (x: Candidate, y: Candidate): number =>
+  x.dist - y.dist || (x.term < y.term ? -1 : x.term > y.term ? 1 : 0);
+
+// ---------------------------------------------------------------------------------------------
+
+const enum Mode {
+  Exclude,
+  /** Creates candidates (first must clause, or any should clause without must). */
+  Touch,
+  /** Later must clause: keeps candidates that matched all previous must clauses. */
+  MustNext,
+  /** Should clause when must clauses exist: adds score to full must matches only. */
+  ShouldWithMust,
+  /** Adds score to touched rows only (pruned optional clauses). */
+  Update,
+}
+
+interface ResolvedTerm {
+  id: number;
+  /** Number of postings below the cutoff. */
+  end: number;
+  idf: number;
+}
+
+interface Plan {
+  clause: FtsClause;
+  terms: ResolvedTerm[];
+  cost: number;
+}
+
+const META_PREFIX = 'quiver.fts.';
+const NO_ENTRIES = new Uint32Array(0);
+const SURFACE_CACHE_LIMIT = 1 << 20;
+/** Buffered tokens that trigger a flush into the postings. */
+const FLUSH_TOKENS = 1 << 18;
+const FORMAT_VERSION = '1';
+
+/**
+ * Allocator for the per-term arrays: views into shared 1 MiB ArrayBuffers with per-size free
+ * lists. A separate backing store per array, and fresh never-touched memory for every growth,
+ * made allocation (page faults, external-memory accounting) dominate indexing with ~10^5 short
+ * posting lists. Arrays replaced by growth go back to the free list of their size (all sizes
+ * handed out are powers of two) and are reused by later growths. Arrays above 32 Ki entries get
+ * their own buffer.
+ */
+class SlabAllocator {
+  private static readonly BYTES = 1 << 20;
+  private static readonly MAX_ENTRIES = 1 << 15;
+  private buf = new ArrayBuffer(SlabAllocator.BYTES);
+  private used = 0;
+  private readonly free: Uint32Array[][] = Array.from({ length: 16 }, () => []);
+
+  alloc(n: number): Uint32Array {
+    if (n > SlabAllocator.MAX_ENTRIES) return new Uint32Array(n);
+    if ((n & (n - 1)) === 0) {
+      const list = this.free[31 - Math.clz32(n)]!;
+      if (list.length > 0) return list.pop()!;
+    }
+    const bytes = n * 4;
+    if (this.used + bytes > SlabAllocator.BYTES) {
+      this.buf = new ArrayBuffer(SlabAllocator.BYTES);
+      this.used = 0;
+    }
+    const a = new Uint32Array(this.buf, this.used, n);
+    this.used += bytes;
+    return a;
+  }
+
+  /** Grows `a` (owned by the index) to at least `need` entries: ×4 below 4096 entries, ×2 above. */
+  grow(a: Uint32Array, need: number): Uint32Array {
+    if (need <= a.length) return a;
+    let cap = Math.max(16, a.length * (a.length < 4096 ? 4 : 2));
+    while (cap < need) cap *= 2;
+    const b = this.alloc(cap);
+    b.set(a);
+    const n = a.length;
+    if (n > 0 && n <= SlabAllocator.MAX_ENTRIES && (n & (n - 1)) === 0) this.free[31 - Math.clz32(n)]!.push(a);
+    return b;
+  }
+}
+
+function grow(a: Uint32Array, need: number): Uint32Array {
+  if (need <= a.length) return a;
+  let cap = Math.max(16, a.length * 2);
+  while (cap < need) cap *= 2;
+  const b = new Uint32Array(cap);
+  b.set(a);
+  return b;
+}
+
+function growF64(a: Float64Array, need: number): Float64Array {
+  if (need <= a.length) return a;
+  let cap = Math.max(4, a.length * 2);
+  while (cap < need) cap *= 2;
+  const b = new Float64Array(cap);
+  b.set(a);
+  return b;
+}
+
+const decoder = new TextDecoder();
+
+export class InvertedIndex {
+  readonly options: ResolvedTokenizerOptions;
+
+  // --- documents ---
+  private base = -1;
+  private span = 0;
+  private docCount = 0;
+  private totalTokens = 0;
+  private docLen: Uint32Array = new Uint32Array(16);
+  /** prefDocs[i] = documents among local rows [0, i). Length ≥ span + 1. */
+  private prefDocs: Uint32Array = new Uint32Array(17);
+  private prefTokens: Float64Array = new Float64Array(17);
+
+  // --- terms ---
+  private readonly termIds = new Map<string, number>();
+  private readonly termStr: string[] = [];
+  private readonly post: Uint32Array[] = [];
+  private readonly tokPos: Uint32Array[] = [];
+  private postCount: Uint32Array = new Uint32Array(16);
+  private posCount: Uint32Array = new Uint32Array(16);
+  /** Per term: largest tf and smallest document length over its postings (score upper bounds). */
+  private maxTf: Uint32Array = new Uint32Array(16);
+  private minDl: Uint32Array = new Uint32Array(16);
+  /** Term ids by length in code points, with their `charMask`s alongside (fuzzy scans). */
+  private readonly byLenIds: Uint32Array[] = [];
+  private readonly byLenMasks: Uint32Array[] = [];
+  private readonly byLenCount: number[] = [];
+  private readonly slab = new SlabAllocator();
+
+  // --- per-document scratch (indexed by term id) ---
+  // --- insertion buffer: tokens of recently added rows, flushed to the postings grouped by term
+  // (a counting sort), so each term's arrays are touched once per flush instead of once per row.
+  private bTerm: Uint32Array = new Uint32Array(1024);
+  private bPos: Uint32Array = new Uint32Array(1024);
+  private bDoc: Uint32Array = new Uint32Array(1024);
+  private sPos: Uint32Array = new Uint32Array(1024);
+  private sDoc: Uint32Array = new Uint32Array(1024);
+  private nTok = 0;
+  private curDoc = 0;
+  /** Per term id: tokens in the buffer, then the term's write cursor during a flush. */
+  private bCount: Uint32Array = new Uint32Array(16);
+  private bTerms: Uint32Array = new Uint32Array(16);
+  /** Lower-cased word → term id (−1: stop word). A cache of `analyzeWord`, cleared when large. */
+  private readonly surface = new WordTable();
+
+  // --- search scratch (indexed by local row) ---
+  private scores: Float64Array = new Float64Array(0);
+  private stamp: Uint32Array = new Uint32Array(0);
+  private exclStamp: Uint32Array = new Uint32Array(0);
+  private clauseStamp: Uint32Array = new Uint32Array(0);
+  private mustCnt: Uint16Array = new Uint16Array(0);
+  private selectBuf: Float64Array = new Float64Array(0);
+  private touched: Uint32Array = new Uint32Array(0);
+  private nTouched = 0;
+  private epoch = 0;
+  private clauseEpoch = 0;
+  private mode: Mode = Mode.Touch;
+  private mustIndex = 0;
+  private nMust = 0;
+  private searching = false;
+
+  constructor(opts: TokenizerOptions = {}) {
+    this.options = resolveTokenizerOptions(opts);
+  }
+
+  /** Number of distinct terms. */
+  get termCount(): number {
+    return this.termStr.length;
+  }
+
+  /** Number of documents (non-null texts) indexed. */
+  get documentCount(): number {
+    return this.docCount;
+  }
+
+  /** One past the last row position added (or -1 when empty). */
+  get endPosition(): number {
+    return this.base < 0 ? -1 : this.base + this.span;
+  }
+
+  /** Parses a query string with this index's tokenizer options. */
+  parseQuery(text: string): FtsQuery {
+    return parseFtsQuery(text, this.options);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Insertion
+
+  /**
+   * Indexes `texts` as rows `firstPosition, firstPosition + 1, …`. Positions are global and must
+   * not go backwards (gaps are allowed and hold no document). A null text is not a document; an
+   * empty text is a document of length 0. Neither matches anything.
+   */
+  add(firstPosition: number, texts: FtsTexts): void {
+    if (!Number.isSafeInteger(firstPosition) || firstPosition < 0) {
+      throw new RangeError(`firstPosition must be a non-negative integer, got ${firstPosition}`);
+    }
+    if (this.base >= 0 && firstPosition < this.base + this.span) {
+      throw new RangeError(`rows must be appended in increasing position order: got ${firstPosition}, next expected ≥ ${this.base + this.span}`);
+    }
+    if (Array.isArray(texts)) {
+      const arr = texts as readonly (string | null | undefined)[];
+      this.reserveRows(firstPosition, arr.length);
+      for (let i = 0; i < arr.length; i++) this.addRow(firstPosition + i, arr[i] ?? null);
+      this.flush();
+      return;
+    }
+    const chunks: readonly Data<Utf8>[] = texts instanceof Vector ? (texts as Vector<Utf8>).data : [texts as Data<Utf8>];
+    let pos = firstPosition;
+    let total = 0;
+    for (const d of chunks) total += d.length;
+    this.reserveRows(firstPosition, total);
+    for (const d of chunks) {
+      const offsets = d.valueOffsets;
+      const values = d.values;
+      const hasNulls = d.nullCount > 0;
+      for (let i = 0; i < d.length; i++, pos++) {
+        if (hasNulls && !d.getValid(i)) this.addRow(pos, null);
+        else this.addRow(pos, decoder.decode(values.subarray(offsets[i]!, offsets[i + 1]!)));
+      }
+    }
+    this.flush();
+  }
+
+  private reserveRows(firstPosition: number, n: number): void {
+    if (this.base < 0) this.base = firstPosition;
+    if (firstPosition + n > 0xffffffff) throw new RangeError('row positions must fit in 32 bits');
+    const need = firstPosition + n - this.base;
+    this.docLen = grow(this.docLen, need);
+    this.prefDocs = grow(this.prefDocs, need + 1);
+    this.prefTokens = growF64(this.prefTokens, need + 1);
+  }
+
+  /** Appends row `pos` (≥ base + span); fills any gap before it with non-documents. */
+  private addRow(pos: number, text: string | null): void {
+    const local = pos - this.base;
+    while (this.span < local) {
+      this.docLen[this.span] = 0;
+      this.prefDocs[this.span + 1] = this.prefDocs[this.span]!;
+      this.prefTokens[this.span + 1] = this.prefTokens[this.span]!;
+      this.span++;
+    }
+    let dl = 0;
+    if (text !== null) {
+      dl = this.indexDocument(pos, text);
+      this.docCount++;
+      this.totalTokens += dl;
+    }
+    this.docLen[local] = dl;
+    this.prefDocs[local + 1] = this.prefDocs[local]! + (text === null ? 0 : 1);
+    this.prefTokens[local + 1] = this.prefTokens[local]! + dl;
+    this.span = local + 1;
+    if (this.nTok >= FLUSH_TOKENS) this.flush();
+  }
+
+  private termId(term: string, allocate = true, known?: boolean): number {
+    let id = known === false ? undefined : this.termIds.get(term);
+    if (id === undefined) {
+      id = this.termStr.length;
+      this.termIds.set(term, id);
+      if (this.termIds.size !== id + 1) throw new Error(`duplicate term ${JSON.stringify(term)}`);
+      this.termStr.push(term);
+      this.post.push(allocate ? this.slab.alloc(4) : NO_ENTRIES);
+      this.tokPos.push(allocate ? this.slab.alloc(4) : NO_ENTRIES);
+      if (id >= this.postCount.length) {
+        this.postCount = grow(this.postCount, id + 1);
+        this.posCount = grow(this.posCount, id + 1);
+        this.maxTf = grow(this.maxTf, id + 1);
+        this.minDl = grow(this.minDl, id + 1);
+        this.bCount = grow(this.bCount, id + 1);
+      }
+      this.maxTf[id] = 0;
+      this.minDl[id] = 0xffffffff;
+      const len = codePointLength(term);
+      while (this.byLenIds.length <= len) {
+        this.byLenIds.push(new Uint32Array(16));
+        this.byLenMasks.push(new Uint32Array(16));
+        this.byLenCount.push(0);
+      }
+      const at = this.byLenCount[len]!;
+      if (at === this.byLenIds[len]!.length) {
+        this.byLenIds[len] = grow(this.byLenIds[len]!, at + 1);
+        this.byLenMasks[len] = grow(this.byLenMasks[len]!, at + 1);
+      }
+      this.byLenIds[len]![at] = id;
+      this.byLenMasks[len]![at] = charMask(term);
+      this.byLenCount[len] = at + 1;
+    }
+    return id;
+  }
+
+  private readonly emitWord = (s: string, start: number, end: number, p: number): void => {
+    const h = hashSpan(s, start, end);
+    let id = this.surface.get(s, start, end, h);
+    if (id === undefined) {
+      const t = analyzeWord(s.slice(start, end), this.options);
+      id = t === null ? -1 : this.termId(detachString(t));
+      if (this.surface.size >= SURFACE_CACHE_LIMIT) this.surface.clear();
+      this.surface.set(s, start, end, h, id);
+    }
+    if (id < 0) return;
+    const n = this.nTok;
+    if (n === this.bTerm.length) {
+      this.bTerm = grow(this.bTerm, n + 1);
+      this.bPos = grow(this.bPos, n + 1);
+      this.bDoc = grow(this.bDoc, n + 1);
+    }
+    this.bTerm[n] = id;
+    this.bPos[n] = p;
+    this.bDoc[n] = this.curDoc;
+    this.nTok = n + 1;
+  };
+
+  /** Tokenizes one row into the buffer; returns its length in tokens. */
+  private indexDocument(pos: number, text: string): number {
+    const before = this.nTok;
+    this.curDoc = pos;
+    scanWordSpans(text, this.options.maxTokenLength, this.emitWord);
+    return this.nTok - before;
+  }
+
+  /** Moves the buffered tokens into the postings, term by term. */
+  private flush(): void {
+    const n = this.nTok;
+    if (n === 0) return;
+    const count = this.bCount;
+    const bTerm = this.bTerm;
+    if (this.bTerms.length < this.termStr.length) this.bTerms = new Uint32Array(this.bCount.length);
+    const terms = this.bTerms;
+    let nt = 0;
+    for (let i = 0; i < n; i++) {
+      const id = bTerm[i]!;
+      if (count[id]++ === 0) terms[nt++] = id;
+    }
+    // Exclusive prefix sums: count[id] becomes the term's write cursor.
+    let off = 0;
+    for (let u = 0; u < nt; u++) {
+      const id = terms[u]!;
+      const c = count[id]!;
+      count[id] = off;
+      off += c;
+    }
+    if (this.sPos.length < n) {
+      this.sPos = new Uint32Array(this.bTerm.length);
+      this.sDoc = new Uint32Array(this.bTerm.length);
+    }
+    const sPos = this.sPos;
+    const sDoc = this.sDoc;
+    const bPos = this.bPos;
+    const bDoc = this.bDoc;
+    for (let i = 0; i < n; i++) {
+      const j = count[bTerm[i]!]!++;
+      sPos[j] = bPos[i]!;
+      sDoc[j] = bDoc[i]!;
+    }
+    // count[id] is now the end of the term's run; runs are laid out in `terms` order.
+    const docLen = this.docLen;
+    const base = this.base;
+    let start = 0;
+    for (let u = 0; u < nt; u++) {
+      const id = terms[u]!;
+      const end = count[id]!;
+      count[id] = 0;
+      let docs = 1;
+      for (let i = start + 1; i < end; i++) if (sDoc[i] !== sDoc[i - 1]) docs++;
+      const c = this.postCount[id]!;
+      const pc = this.posCount[id]!;
+      let post = this.post[id]!;
+      if (post.length < 2 * (c + docs)) this.post[id] = post = this.slab.grow(post, 2 * (c + docs));
+      let tok = this.tokPos[id]!;
+      if (tok.length < pc + (end - start)) this.tokPos[id] = tok = this.slab.grow(tok, pc + (end - start));
+      let maxTf = this.maxTf[id]!;
+      let minDl = this.minDl[id]!;
+      let k = c;
+      let w = pc;
+      let i = start;
+      while (i < end) {
+        const d = sDoc[i]!;
+        const first = w;
+        do tok[w++] = sPos[i++]!;
+        while (i < end && sDoc[i] === d);
+        post[2 * k] = d;
+        post[2 * k + 1] = w;
+        k++;
+        if (w - first > maxTf) maxTf = w - first;
+        const dl = docLen[d - base]!;
+        if (dl < minDl) minDl = dl;
+      }
+      this.postCount[id] = k;
+      this.posCount[id] = w;
+      this.maxTf[id] = maxTf;
+      this.minDl[id] = minDl;
+      start = end;
+    }
+    this.nTok = 0;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Statistics
+
+  private localCut(maxPosition: number | undefined): number {
+    if (this.base < 0) return 0;
+    if (maxPosition === undefined) return this.span;
+    return Math.max(0, Math.min(this.span, maxPosition - this.base));
+  }
+
+  /** Number of postings of term `id` with position < maxPosition. */
+  private postingsBelow(id: number, maxPosition: number | undefined): number {
+    const c = this.postCount[id]!;
+    if (maxPosition === undefined || c === 0) return c;
+    const p = this.post[id]!;
+    if (p[2 * (c - 1)]! < maxPosition) return c;
+    let lo = 0;
+    let hi = c;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (p[2 * mid]! < maxPosition) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** Local statistics of `terms` over rows with position < maxPosition. */
+  stats(terms: Iterable<string>, maxPosition?: number): FtsStats {
+    checkMaxPosition(maxPosition);
+    const cut = this.localCut(maxPosition);
+    const docFreq = new Map<string, number>();
+    for (const t of terms) {
+      if (docFreq.has(t)) continue;
+      const id = this.termIds.get(t);
+      docFreq.set(t, id === undefined ? 0 : this.postingsBelow(id, maxPosition));
+    }
+    return { docCount: this.prefDocs[cut]!, totalTokens: this.prefTokens[cut]!, docFreq };
+  }
+
+  /**
+   * Like `stats`, but without the documents `excluded` rejects: a table uses it to leave
+   * superseded and deleted versions of a key out of the corpus statistics, so a row's score does
+   * not depend on how many stale versions of other rows are still stored. O(rows + postings of
+   * `terms`).
+   */
+  statsExcluding(terms: Iterable<string>, maxPosition: number | undefined, excluded: (pos: number) => boolean): FtsStats {
+    const out = this.stats(terms, maxPosition);
+    const cut = this.localCut(maxPosition);
+    let docCount = out.docCount;
+    let totalTokens = out.totalTokens;
+    for (let i = 0; i < cut; i++) {
+      if (this.prefDocs[i + 1]! !== this.prefDocs[i]! && excluded(this.base + i)) {
+        docCount--;
+        totalTokens -= this.docLen[i]!;
+      }
+    }
+    for (const [t, df] of out.docFreq) {
+      const id = this.termIds.get(t);
+      if (id === undefined || df === 0) continue;
+      const p = this.post[id]!;
+      let dead = 0;
+      for (let j = 0; j < df; j++) if (excluded(p[2 * j]!)) dead++;
+      out.docFreq.set(t, df - dead);
+    }
+    return { docCount, totalTokens, docFreq: out.docFreq };
+  }
+
+  /**
+   * Terms whose statistics `search` needs: every term and phrase token of the query, plus this
+   * index's best fuzzy candidates (at most maxExpansions per fuzzy clause, by edit distance then
+   * term, among terms with a visible posting).
+   */
+  queryTerms(query: FtsQuery, maxPosition?: number): string[] {
+    const out = new Set<string>();
+    for (const c of [...query.must, ...query.should, ...query.mustNot]) {
+      if (c.kind === 'term') out.add(c.term);
+      else if (c.kind === 'phrase') for (const t of c.terms) out.add(t);
+      else for (const cand of this.localFuzzyCandidates(c.term, c.fuzziness, c.maxExpansions, maxPosition)) out.add(cand);
+    }
+    return [...out];
+  }
+
+  private localFuzzyCandidates(term: string, fuzziness: number, maxExpansions: number, maxPosition?: number): string[] {
+    const len = codePointLength(term);
+    const mask = charMask(term);
+    const matcher = new FuzzyMatcher(term, fuzziness);
+    const cands: Candidate[] = [];
+    for (let l = Math.max(0, len - fuzziness); l <= len + fuzziness && l < this.byLenIds.length; l++) {
+      const ids = this.byLenIds[l]!;
+      const masks = this.byLenMasks[l]!;
+      const n = this.byLenCount[l]!;
+      for (let i = 0; i < n; i++) {
+        if (!mayBeWithin(mask, masks[i]!, fuzziness)) continue;
+        const id = ids[i]!;
+        if (this.postCount[id] === 0) continue;
+        if (maxPosition !== undefined && this.post[id]![0]! >= maxPosition) continue;
+        const t = this.termStr[id]!;
+        const d = matcher.distance(t);
+        if (d <= fuzziness) cands.push({ term: t, dist: d });
+      }
+    }
+    return selectExpansions(cands, maxExpansions);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Search
+
+  /** BM25 top-k. See the module comment for semantics. */
+  search(query: FtsQuery, opts: FtsSearchOptions): FtsSearchResult {
+    if (this.searching) throw new Error('InvertedIndex.search is not reentrant (was it called from an `allowed` callback?)');
+    this.searching = true;
+    try {
+      return this.searchImpl(query, opts);
+    } finally {
+      this.searching = false;
+    }
+  }
+
+  private searchImpl(query: FtsQuery, opts: FtsSearchOptions): FtsSearchResult {
+    validateFtsQuery(query);
+    checkMaxPosition(opts.maxPosition);
+    const k = Math.floor(opts.k);
+    const empty: FtsSearchResult = { positions: new Uint32Array(0), scores: new Float32Array(0) };
+    const positive = query.must.length + query.should.length;
+    if (!(k > 0) || positive === 0 || this.base < 0) return empty;
+    if (query.must.length > 0xfffe) throw new RangeError('too many must clauses');
+    const { maxPosition } = opts;
+    const stats = opts.stats ?? this.stats(this.queryTerms(query, maxPosition), maxPosition);
+    const N = stats.docCount;
+    const avgdl = N > 0 ? stats.totalTokens / N : 0;
+    if (this.localCut(maxPosition) === 0) return empty;
+
+    const plan = (c: FtsClause): Plan => this.planClause(c, stats, maxPosition, true);
+    const must = query.must.map(plan);
+    const should = query.should.map(plan);
+    const mustNot = query.mustNot.map((c) => this.planClause(c, stats, maxPosition, false));
+    if (must.some((p) => p.cost === 0)) return empty;
+    must.sort((a, b) => a.cost - b.cost);
+
+    this.prepareScratch();
+    this.nMust = must.length;
+    for (const p of mustNot) {
+      if (p.cost > 0) this.runClause(p, Mode.Exclude, avgdl);
+    }
+    const live = should.filter((p) => p.cost > 0);
+    if (must.length > 0) {
+      must.forEach((p, i) => {
+        this.mustIndex = i;
+        if (i > 0) this.compactTouched((d) => this.mustCnt[d] === i);
+        this.runClause(p, i === 0 ? Mode.Touch : Mode.MustNext, avgdl);
+      });
+      this.compactTouched((d) => this.mustCnt[d] === must.length);
+      for (const p of live) this.runClause(p, Mode.ShouldWithMust, avgdl);
+    } else {
+      this.runShouldOnly(live, k, avgdl, opts.allowed === undefined);
+    }
+    return this.topK(k, opts.allowed);
+  }
+
+  /**
+   * Optional clauses only, rarest first. MaxScore-style pruning (exact): before a clause, if the
+   * sum of the upper bounds of this and all later clauses is below θ (the k-th best partial score
+   * so far, a lower bound of the final k-th score), no untouched row can reach the top k, so the
+   * remaining clauses only update rows already touched, and touched rows whose partial score plus
+   * that sum stays below θ are dropped. Disabled with a prefilter (θ would need it evaluated).
+   */
+  private runShouldOnly(plans: Plan[], k: number, avgdl: number, prune: boolean): void {
+    plans.sort((a, b) => a.cost - b.cost);
+    const n = plans.length;
+    const rest = new Float64Array(n + 1);
+    for (let i = n - 1; i >= 0; i--) rest[i] = rest[i + 1]! + this.upperBound(plans[i]!, avgdl);
+    let update = false;
+    for (let i = 0; i < n; i++) {
+      const p = plans[i]!;
+      if (prune && i > 0 && this.nTouched >= k && (update || p.cost >= 64)) {
+        const theta = this.kthScore(k);
+        if (rest[i]! < theta) {
+          update = true;
+          const bound = theta - rest[i]!;
+          const scores = this.scores;
+          this.compactTouched((d) => scores[d]! >= bound);
+        }
+      }
+      this.runClause(p, update ? Mode.Update : Mode.Touch, avgdl);
+    }
+  }
+
+  /** Upper bound of a clause's score (boost included) for any row. */
+  private upperBound(p: Plan, avgdl: number): number {
+    const c = p.clause;
+    const f = (tf: number, dl: number) => (tf * (BM25_K1 + 1)) / (tf + BM25_K1 * (1 - BM25_B + (BM25_B * dl) / avgdl));
+    if (c.kind === 'phrase') {
+      let tf = Infinity;
+      let dl = 0;
+      let idf = 0;
+      for (const r of p.terms) {
+        tf = Math.min(tf, this.maxTf[r.id]!);
+        dl = Math.max(dl, this.minDl[r.id]!);
+        idf += r.idf;
+      }
+      return c.boost * idf * f(tf, dl);
+    }
+    let ub = 0;
+    for (const r of p.terms) ub += r.idf * f(this.maxTf[r.id]!, this.minDl[r.id]!);
+    return c.boost * ub;
+  }
+
+  /** The k-th largest score among touched rows (nTouched ≥ k). */
+  private kthScore(k: number): number {
+    const n = this.nTouched;
+    if (this.selectBuf.length < n) this.selectBuf = new Float64Array(Math.max(n, this.selectBuf.length * 2));
+    const a = this.selectBuf;
+    const scores = this.scores;
+    const touched = this.touched;
+    for (let i = 0; i < n; i++) a[i] = scores[touched[i]!]!;
+    // Quickselect for index k − 1 in descending order.
+    let lo = 0;
+    let hi = n - 1;
+    const want = k - 1;
+    while (lo < hi) {
+      const pivot = a[(lo + hi) >>> 1]!;
+      let i = lo;
+      let j = hi;
+      while (i <= j) {
+        while (a[i]! > pivot) i++;
+        while (a[j]! < pivot) j--;
+        if (i <= j) {
+          const t = a[i]!;
+          a[i] = a[j]!;
+          a[j] = t;
+          i++;
+          j--;
+        }
+      }
+      if (want <= j) hi = j;
+      else if (want >= i) lo = i;
+      else break;
+    }
+    return a[want]!;
+  }
+
+  /** Keeps only the touched rows satisfying `keep` (order preserved). */
+  private compactTouched(keep: (d: number) => boolean): void {
+    const t = this.touched;
+    let w = 0;
+    for (let i = 0; i < this.nTouched; i++) {
+      const d = t[i]!;
+      if (keep(d)) t[w++] = d;
+    }
+    this.nTouched = w;
+  }
+
+  private planClause(c: FtsClause, stats: FtsStats, maxPosition: number | undefined, scoring: boolean): Plan {
+    const resolve = (t: string): ResolvedTerm | null => {
+      const id = this.termIds.get(t);
+      if (id === undefined) return null;
+      const end = this.postingsBelow(id, maxPosition);
+      if (end === 0) return null;
+      if (!scoring) return { id, end, idf: 0 };
+      const df = stats.docFreq.get(t);
+      if (df === undefined) {
+        throw new Error(`FtsStats has no docFreq for query term ${JSON.stringify(t)}: build the statistics from queryTerms(query) (see collectFtsStats)`);
+      }
+      return { id, end, idf: bm25Idf(stats.docCount, df) };
+    };
+    if (c.kind === 'term') {
+      const r = resolve(c.term);
+      return { clause: c, terms: r ? [r] : [], cost: r ? r.end : 0 };
+    }
+    if (c.kind === 'phrase') {
+      const rs: ResolvedTerm[] = [];
+      for (const t of c.terms) {
+        const r = resolve(t);
+        if (r === null) return { clause: c, terms: [], cost: 0 };
+        rs.push(r);
+      }
+      return { clause: c, terms: rs, cost: Math.min(...rs.map((r) => r.end)) };
+    }
+    // Fuzzy: expansions chosen from the (global) statistics' terms.
+    const cands: Candidate[] = [];
+    const len = codePointLength(c.term);
+    const matcher = new FuzzyMatcher(c.term, c.fuzziness);
+    for (const [t, df] of stats.docFreq) {
+      if (!(df > 0)) continue;
+      if (Math.abs(codePointLength(t) - len) > c.fuzziness) continue;
+      const d = matcher.distance(t);
+      if (d <= c.fuzziness) cands.push({ term: t, dist: d });
+    }
+    const rs: ResolvedTerm[] = [];
+    for (const t of selectExpansions(cands, c.maxExpansions)) {
+      const r = resolve(t);
+      if (r !== null) rs.push(r);
+    }
+    return { clause: c, terms: rs, cost: rs.reduce((s, r) => s + r.end, 0) };
+  }
+
+  private prepareScratch(): void {
+    const n = this.span;
+    if (this.scores.length < n) {
+      const cap = Math.max(n, this.scores.length * 2);
+      this.scores = new Float64Array(cap);
+      this.stamp = new Uint32Array(cap);
+      this.exclStamp = new Uint32Array(cap);
+      this.clauseStamp = new Uint32Array(cap);
+      this.mustCnt = new Uint16Array(cap);
+      this.touched = new Uint32Array(cap);
+      this.epoch = 0;
+      this.clauseEpoch = 0;
+    }
+    if (this.epoch >= 0xfffffff0 || this.clauseEpoch >= 0xfffff000) {
+      this.stamp.fill(0);
+      this.exclStamp.fill(0);
+      this.clauseStamp.fill(0);
+      this.epoch = 0;
+      this.clauseEpoch = 0;
+    }
+    this.epoch++;
+    this.nTouched = 0;
+  }
+
+  /** Whether a hit on local row `d` can still change anything in the current mode. */
+  private live(d: number): boolean {
+    switch (this.mode) {
+      case Mode.Exclude:
+        return this.exclStamp[d] !== this.epoch;
+      case Mode.Touch:
+        return this.exclStamp[d] !== this.epoch;
+      case Mode.MustNext:
+        return this.stamp[d] === this.epoch && (this.clauseStamp[d] === this.clauseEpoch || this.mustCnt[d] === this.mustIndex);
+      case Mode.ShouldWithMust:
+        return this.stamp[d] === this.epoch && this.mustCnt[d] === this.nMust;
+      case Mode.Update:
+        return this.stamp[d] === this.epoch;
+    }
+  }
+
+  private hit(d: number, s: number): void {
+    const epoch = this.epoch;
+    switch (this.mode) {
+      case Mode.Exclude:
+        this.exclStamp[d] = epoch;
+        return;
+      case Mode.Touch:
+        if (this.exclStamp[d] === epoch) return;
+        if (this.stamp[d] !== epoch) {
+          this.stamp[d] = epoch;
+          this.scores[d] = 0;
+          this.mustCnt[d] = 0;
+          this.touched[this.nTouched++] = d;
+        }
+        if (this.clauseStamp[d] !== this.clauseEpoch) {
+          this.clauseStamp[d] = this.clauseEpoch;
+          this.mustCnt[d]!++;
+        }
+        this.scores[d] += s;
+        return;
+      case Mode.MustNext:
+        if (this.stamp[d] !== epoch) return;
+        if (this.clauseStamp[d] !== this.clauseEpoch) {
+          if (this.mustCnt[d] !== this.mustIndex) return;
+          this.clauseStamp[d] = this.clauseEpoch;
+          this.mustCnt[d]!++;
+        }
+        this.scores[d] += s;
+        return;
+      case Mode.ShouldWithMust:
+        if (this.stamp[d] === epoch && this.mustCnt[d] === this.nMust) this.scores[d] += s;
+        return;
+      case Mode.Update:
+        if (this.stamp[d] === epoch) this.scores[d] += s;
+        return;
+    }
+  }
+
+  private runClause(p: Plan, mode: Mode, avgdl: number): void {
+    this.mode = mode;
+    this.clauseEpoch++;
+    const c = p.clause;
+    if (c.kind === 'phrase') this.runPhrase(p, avgdl);
+    else for (const r of p.terms) this.runTerm(r, c.boost * r.idf, avgdl);
+  }
+
+  /** Term-at-a-time over one posting list; `weight` = boost × idf. */
+  private runTerm(r: ResolvedTerm, weight: number, avgdl: number): void {
+    const post = this.post[r.id]!;
+    const base = this.base;
+    const docLen = this.docLen;
+    const end = r.end;
+    if (this.mode === Mode.Exclude) {
+      const excl = this.exclStamp;
+      const epoch = this.epoch;
+      for (let j = 0; j < end; j++) excl[post[2 * j]! - base] = epoch;
+      return;
+    }
+    const k1p1 = BM25_K1 + 1;
+    const c0 = BM25_K1 * (1 - BM25_B);
+    const c1 = (BM25_K1 * BM25_B) / avgdl;
+    if (this.mode === Mode.Touch) {
+      // Hot path, inlined.
+      const epoch = this.epoch;
+      const cEpoch = this.clauseEpoch;
+      const excl = this.exclStamp;
+      const stamp = this.stamp;
+      const scores = this.scores;
+      const cnt = this.mustCnt;
+      const cst = this.clauseStamp;
+      const touched = this.touched;
+      let nt = this.nTouched;
+      let prevEnd = 0;
+      for (let j = 0; j < end; j++) {
+        const d = post[2 * j]! - base;
+        const e = post[2 * j + 1]!;
+        const tf = e - prevEnd;
+        prevEnd = e;
+        if (excl[d] === epoch) continue;
+        const s = (weight * tf * k1p1) / (tf + c0 + c1 * docLen[d]!);
+        if (stamp[d] !== epoch) {
+          stamp[d] = epoch;
+          scores[d] = s;
+          cnt[d] = 1;
+          cst[d] = cEpoch;
+          touched[nt++] = d;
+        } else {
+          if (cst[d] !== cEpoch) {
+            cst[d] = cEpoch;
+            cnt[d]!++;
+          }
+          scores[d] += s;
+        }
+      }
+      this.nTouched = nt;
+      return;
+    }
+    // Modes below only update touched rows: when those are few, look each up in the postings
+    // (galloping) instead of scanning the whole list.
+    const m = this.nTouched;
+    if (m * 8 < end) {
+      this.sortTouched();
+      const touched = this.touched;
+      let j = 0;
+      for (let t = 0; t < m; t++) {
+        const d = touched[t]!;
+        if (!this.live(d)) continue;
+        const target = d + base;
+        if (post[2 * j]! < target) {
+          let lo = j;
+          let step = 1;
+          let hi = j + 1;
+          while (hi < end && post[2 * hi]! < target) {
+            lo = hi;
+            step *= 2;
+            hi = j + step;
+          }
+          if (hi > end) hi = end;
+          while (lo < hi) {
+            const mid = (lo + hi) >>> 1;
+            if (post[2 * mid]! < target) lo = mid + 1;
+            else hi = mid;
+          }
+          j = lo;
+          if (j >= end) break;
+        }
+        if (post[2 * j] === target) {
+          const tf = post[2 * j + 1]! - (j === 0 ? 0 : post[2 * j - 1]!);
+          this.hit(d, (weight * tf * k1p1) / (tf + c0 + c1 * docLen[d]!));
+        }
+      }
+      return;
+    }
+    let prevEnd = 0;
+    for (let j = 0; j < end; j++) {
+      const d = post[2 * j]! - base;
+      const e = post[2 * j + 1]!;
+      const tf = e - prevEnd;
+      prevEnd = e;
+      if (!this.live(d)) continue;
+      this.hit(d, (weight * tf * k1p1) / (tf + c0 + c1 * docLen[d]!));
+    }
+  }
+
+  /** Sorts the touched list ascending if it is not already. */
+  private sortTouched(): void {
+    const t = this.touched;
+    const n = this.nTouched;
+    for (let i = 1; i < n; i++) {
+      if (t[i]! < t[i - 1]!) {
+        t.subarray(0, n).sort();
+        return;
+      }
+    }
+  }
+
+  private runPhrase(p: Plan, avgdl: number): void {
+    const c = p.clause as Extract<FtsClause, { kind: 'phrase' }>;
+    const rs = p.terms;
+    const n = rs.length;
+    let sumIdf = 0;
+    for (const r of rs) sumIdf += r.idf;
+    const weight = c.boost * sumIdf;
+    const k1p1 = BM25_K1 + 1;
+    const c0 = BM25_K1 * (1 - BM25_B);
+    const c1 = (BM25_K1 * BM25_B) / avgdl;
+    const base = this.base;
+    // Driver: the rarest token.
+    let drv = 0;
+    for (let j = 1; j < n; j++) if (rs[j]!.end < rs[drv]!.end) drv = j;
+    const posts = rs.map((r) => this.post[r.id]!);
+    const toks = rs.map((r) => this.tokPos[r.id]!);
+    const cur = new Int32Array(n); // posting cursor per token
+    const starts = new Uint32Array(n);
+    const ends = new Uint32Array(n);
+    const cursors = new Uint32Array(n);
+    const dPost = posts[drv]!;
+    const dEnd = rs[drv]!.end;
+    outer: for (let i = 0; i < dEnd; i++) {
+      const doc = dPost[2 * i]!;
+      const d = doc - base;
+      if (!this.live(d)) continue;
+      for (let j = 0; j < n; j++) {
+        const pj = posts[j]!;
+        const ej = rs[j]!.end;
+        let cj = j === drv ? i : cur[j]!;
+        if (j !== drv) {
+          // Gallop forward to the first posting ≥ doc.
+          if (cj < ej && pj[2 * cj]! < doc) {
+            let step = 1;
+            let lo = cj;
+            let hi = cj + 1;
+            while (hi < ej && pj[2 * hi]! < doc) {
+              lo = hi;
+              step *= 2;
+              hi = cj + step;
+            }
+            if (hi > ej) hi = ej;
+            while (lo < hi) {
+              const mid = (lo + hi) >>> 1;
+              if (pj[2 * mid]! < doc) lo = mid + 1;
+              else hi = mid;
+            }
+            cj = lo;
+          }
+          cur[j] = cj;
+          if (cj >= ej) break outer;
+          if (pj[2 * cj]! !== doc) continue outer;
+        }
+        starts[j] = cj === 0 ? 0 : pj[2 * cj - 1]!;
+        ends[j] = pj[2 * cj + 1]!;
+      }
+      const pf = phraseFrequency(toks, starts, ends, c.offsets, c.slop, cursors);
+      if (pf === 0) continue;
+      this.hit(d, (weight * pf * k1p1) / (pf + c0 + c1 * this.docLen[d]!));
+    }
+  }
+
+  private topK(k: number, allowed: ((pos: number) => boolean) | undefined): FtsSearchResult {
+    const nT = this.nTouched;
+    const cap = Math.min(k, nT);
+    const hs = new Float64Array(cap);
+    const hp = new Uint32Array(cap);
+    let size = 0;
+    const touched = this.touched;
+    const scores = this.scores;
+    const cnt = this.mustCnt;
+    const nMust = this.nMust;
+    const base = this.base;
+    // Min-heap on (score, -pos): the root is the worst kept result.
+    const worse = (s1: number, p1: number, s2: number, p2: number): boolean => s1 < s2 || (s1 === s2 && p1 > p2);
+    for (let i = 0; i < nT; i++) {
+      const d = touched[i]!;
+      if (nMust > 0 && cnt[d] !== nMust) continue;
+      const s = scores[d]!;
+      const pos = d + base;
+      if (size === cap && !worse(hs[0]!, hp[0]!, s, pos)) continue;
+      if (allowed !== undefined && !allowed(pos)) continue;
+      if (size < cap) {
+        // Sift up.
+        let j = size++;
+        while (j > 0) {
+          const parent = (j - 1) >> 1;
+          if (!worse(s, pos, hs[parent]!, hp[parent]!)) break;
+          hs[j] = hs[parent]!;
+          hp[j] = hp[parent]!;
+          j = parent;
+        }
+        hs[j] = s;
+        hp[j] = pos;
+      } else {
+        // Replace root, sift down.
+        let j = 0;
+        while (true) {
+          const l = 2 * j + 1;
+          if (l >= size) break;
+          const r = l + 1;
+          let m = l;
+          if (r < size && worse(hs[r]!, hp[r]!, hs[l]!, hp[l]!)) m = r;
+          if (!worse(hs[m]!, hp[m]!, s, pos)) break;
+          hs[j] = hs[m]!;
+          hp[j] = hp[m]!;
+          j = m;
+        }
+        hs[j] = s;
+        hp[j] = pos;
+      }
+    }
+    const order = Array.from({ length: size }, (_, i) => i);
+    order.sort((a, b) => hs[b]! - hs[a]! || hp[a]! - hp[b]!);
+    const positions = new Uint32Array(size);
+    const out = new Float32Array(size);
+    for (let i = 0; i < size; i++) {
+      positions[i] = hp[order[i]!]!;
+      out[i] = hs[order[i]!]!;
+    }
+    return { positions, scores: out };
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Arrow sidecar
+
+  /**
+   * The index as one Arrow table (layout in the module comment, "Sidecar"). Row i < termCount
+   * holds the i-th term in UTF-16 order with its postings; row i < docSpan holds the length of
+   * row position base_position + i; the shorter of the two is padded with nulls.
+   */
+  toArrow(): Table {
+    const nTerms = this.termStr.length;
+    const span = this.base < 0 ? 0 : this.span;
+    const rows = Math.max(nTerms, span);
+    // Default sort compares UTF-16 code units, like `<` (and is faster than a comparator).
+    const sortedTerms = this.termStr.slice().sort();
+    const order = new Uint32Array(nTerms);
+    let totalPost = 0;
+    let totalPos = 0;
+    for (let i = 0; i < nTerms; i++) {
+      const id = this.termIds.get(sortedTerms[i]!)!;
+      order[i] = id;
+      totalPost += this.postCount[id]!;
+      totalPos += this.posCount[id]!;
+    }
+    // All terms encoded at once; per-term byte offsets from their UTF-8 lengths.
+    const strData = new TextEncoder().encode(sortedTerms.join(''));
+    if (totalPos > 0x7fffffff || strData.length > 0x7fffffff) throw new RangeError('index too large for 32-bit Arrow offsets');
+    const strOff = new Int32Array(rows + 1);
+    const postOff = new Int32Array(rows + 1);
+    const docs = new Uint32Array(totalPost);
+    const freqs = new Uint32Array(totalPost);
+    const tokOff = new Int32Array(rows + 1);
+    const toks = new Uint32Array(totalPos);
+    let so = 0;
+    let po = 0;
+    let to = 0;
+    for (let i = 0; i < nTerms; i++) {
+      const id = order[i]!;
+      so += utf8Length(sortedTerms[i]!);
+      const p = this.post[id]!;
+      const c = this.postCount[id]!;
+      let prev = 0;
+      for (let j = 0; j < c; j++) {
+        docs[po + j] = p[2 * j]!;
+        freqs[po + j] = p[2 * j + 1]! - prev;
+        prev = p[2 * j + 1]!;
+      }
+      po += c;
+      const pc = this.posCount[id]!;
+      const tp = this.tokPos[id]!;
+      if (pc < 64) for (let j = 0; j < pc; j++) toks[to + j] = tp[j]!;
+      else toks.set(tp.subarray(0, pc), to);
+      to += pc;
+      strOff[i + 1] = so;
+      postOff[i + 1] = po;
+      tokOff[i + 1] = to;
+    }
+    if (so !== strData.length) throw new Error('internal error: UTF-8 length mismatch');
+    for (let i = nTerms; i < rows; i++) {
+      strOff[i + 1] = so;
+      postOff[i + 1] = po;
+      tokOff[i + 1] = to;
+    }
+    const validity = (valid: number): Uint8Array => {
+      const bm = new Uint8Array((rows + 7) >> 3);
+      for (let i = 0; i < valid; i++) bm[i >> 3]! |= 1 << (i & 7);
+      return bm;
+    };
+    const termValid = validity(nTerms);
+    const listType = () => new List(new Field('item', new Uint32(), false));
+    const list = (off: Int32Array, values: Uint32Array) =>
+      makeData({
+        type: listType(),
+        length: rows,
+        nullCount: rows - nTerms,
+        nullBitmap: termValid,
+        valueOffsets: off,
+        child: makeData({ type: new Uint32(), length: values.length, nullCount: 0, data: values }),
+      });
+    const docLenValid = new Uint8Array((rows + 7) >> 3);
+    const lens = new Uint32Array(rows);
+    let lenNulls = rows;
+    for (let i = 0; i < span; i++) {
+      if (this.prefDocs[i + 1]! !== this.prefDocs[i]!) {
+        docLenValid[i >> 3]! |= 1 << (i & 7);
+        lens[i] = this.docLen[i]!;
+        lenNulls--;
+      }
+    }
+    const fields = [
+      new Field('term', new Utf8(), true),
+      new Field('doc_positions', listType(), true),
+      new Field('frequencies', listType(), true),
+      new Field('token_positions', listType(), true),
+      new Field('doc_length', new Uint32(), true),
+    ];
+    const children = [
+      makeData({ type: new Utf8(), length: rows, nullCount: rows - nTerms, nullBitmap: termValid, valueOffsets: strOff, data: strData }),
+      list(postOff, docs),
+      list(postOff, freqs),
+      list(tokOff, toks),
+      makeData({ type: new Uint32(), length: rows, nullCount: lenNulls, nullBitmap: docLenValid, data: lens }),
+    ];
+    const meta = new Map<string, string>([
+      [`${META_PREFIX}version`, FORMAT_VERSION],
+      [`${META_PREFIX}tokenizer`, JSON.stringify(this.options)],
+      [`${META_PREFIX}base_position`, String(this.base < 0 ? 0 : this.base)],
+      [`${META_PREFIX}doc_span`, String(span)],
+      [`${META_PREFIX}term_count`, String(nTerms)],
+      [`${META_PREFIX}doc_count`, String(this.docCount)],
+      [`${META_PREFIX}total_tokens`, String(this.totalTokens)],
+    ]);
+    const schema = new Schema(fields, meta);
+    const batch = new RecordBatch(schema, makeData({ type: new Struct(fields), length: rows, nullCount: 0, children }));
+    return new Table(schema, [batch]);
+  }
+
+  /** Rebuilds an index from `toArrow()` output (possibly after an IPC round trip). */
+  static fromArrow(table: Table, opts: TokenizerOptions = {}): InvertedIndex {
+    const meta = table.schema.metadata;
+    const get = (key: string): string => {
+      const v = meta.get(META_PREFIX + key);
+      if (v === undefined) throw new Error(`not an FTS sidecar: schema metadata ${META_PREFIX}${key} is missing`);
+      return v;
+    };
+    if (get('version') !== FORMAT_VERSION) throw new Error(`unsupported FTS sidecar version ${get('version')}`);
+    const stored = JSON.parse(get('tokenizer')) as TokenizerOptions;
+    if (!sameTokenizerOptions(stored, opts)) {
+      throw new Error(`tokenizer options ${JSON.stringify(resolveTokenizerOptions(opts))} differ from the sidecar's ${JSON.stringify(stored)}`);
+    }
+    const idx = new InvertedIndex(opts);
+    const span = Number(get('doc_span'));
+    const nTerms = Number(get('term_count'));
+    const base = Number(get('base_position'));
+    const col = (name: string) => {
+      const c = table.getChild(name);
+      if (c === null) throw new Error(`not an FTS sidecar: column ${name} is missing`);
+      return c;
+    };
+    // Documents.
+    if (span > 0) {
+      idx.base = base;
+      idx.reserveRows(base, span);
+      let local = 0;
+      for (const d of col('doc_length').data as Data<Uint32>[]) {
+        const vals = d.values;
+        for (let i = 0; i < d.length && local < span; i++, local++) {
+          const isDoc = d.getValid(i);
+          const dl = isDoc ? vals[i]! : 0;
+          idx.docLen[local] = dl;
+          idx.prefDocs[local + 1] = idx.prefDocs[local]! + (isDoc ? 1 : 0);
+          idx.prefTokens[local + 1] = idx.prefTokens[local]! + dl;
+          if (isDoc) {
+            idx.docCount++;
+            idx.totalTokens += dl;
+          }
+        }
+      }
+      if (local !== span) throw new Error('FTS sidecar: doc_length column is shorter than doc_span');
+      idx.span = span;
+    }
+    // Terms.
+    const termData = col('term').data as Data<Utf8>[];
+    const docData = col('doc_positions').data as Data<List<Uint32>>[];
+    const freqData = col('frequencies').data as Data<List<Uint32>>[];
+    const tokData = col('token_positions').data as Data<List<Uint32>>[];
+    let t = 0;
+    for (let ch = 0; ch < termData.length && t < nTerms; ch++) {
+      const td = termData[ch]!;
+      const dd = docData[ch]!;
+      const fd = freqData[ch]!;
+      const kd = tokData[ch]!;
+      const rowsHere = Math.min(td.length, nTerms - t);
+      if (rowsHere <= 0) continue;
+      const dVals = dd.children[0]!.values as Uint32Array;
+      const fVals = fd.children[0]!.values as Uint32Array;
+      const kVals = kd.children[0]!.values as Uint32Array;
+      // One owned copy of this chunk's postings and token positions; each term gets views into
+      // them (a view replaced by growth may be recycled by the allocator: the memory is ours).
+      const d0All = dd.valueOffsets[0]!;
+      const nPost = dd.valueOffsets[rowsHere]! - d0All;
+      const postAll = new Uint32Array(Math.max(2, 2 * nPost));
+      const k0All = kd.valueOffsets[0]!;
+      const tokAll = kVals.slice(k0All, kd.valueOffsets[rowsHere]!);
+      // Term strings: decode the chunk's bytes once when they are ASCII (byte = char offsets).
+      const sBytes = td.values.subarray(td.valueOffsets[0]!, td.valueOffsets[rowsHere]!);
+      let ascii = true;
+      for (let i = 0; i < sBytes.length; i++) {
+        if (sBytes[i]! >= 0x80) {
+          ascii = false;
+          break;
+        }
+      }
+      const allStr = ascii ? decoder.decode(sBytes) : '';
+      const s0 = td.valueOffsets[0]!;
+      for (let i = 0; i < rowsHere; i++, t++) {
+        const term = ascii
+          ? allStr.slice(td.valueOffsets[i]! - s0, td.valueOffsets[i + 1]! - s0)
+          : decoder.decode(td.values.subarray(td.valueOffsets[i]!, td.valueOffsets[i + 1]!));
+        const id = idx.termId(term, false, false); // throws on a duplicate term
+
+        const d0 = dd.valueOffsets[i]!;
+        const c = dd.valueOffsets[i + 1]! - d0;
+        const f0 = fd.valueOffsets[i]!;
+        const k0 = kd.valueOffsets[i]!;
+        const nPos = kd.valueOffsets[i + 1]! - k0;
+        const at = 2 * (d0 - d0All);
+        let e = 0;
+        let maxTf = 0;
+        let minDl = 0xffffffff;
+        for (let j = 0; j < c; j++) {
+          const doc = dVals[d0 + j]!;
+          const tf = fVals[f0 + j]!;
+          if (doc < base || doc >= base + span) throw new Error(`FTS sidecar: posting position ${doc} of ${JSON.stringify(term)} outside the document range`);
+          postAll[at + 2 * j] = doc;
+          e += tf;
+          postAll[at + 2 * j + 1] = e;
+          if (tf > maxTf) maxTf = tf;
+          const dl = idx.docLen[doc - base]!;
+          if (dl < minDl) minDl = dl;
+        }
+        if (e !== nPos) throw new Error(`FTS sidecar: frequencies of ${JSON.stringify(term)} do not match its token positions`);
+        idx.maxTf[id] = maxTf;
+        idx.minDl[id] = minDl;
+        idx.post[id] = postAll.subarray(at, at + 2 * c);
+        idx.tokPos[id] = tokAll.subarray(k0 - k0All, k0 - k0All + nPos);
+        idx.postCount[id] = c;
+        idx.posCount[id] = nPos;
+      }
+    }
+    if (t !== nTerms) throw new Error('FTS sidecar: fewer term rows than term_count');
+    return idx;
+  }
+}
+
+function checkMaxPosition(maxPosition: number | undefined): void {
+  if (maxPosition !== undefined && !(maxPosition >= 0)) {
+    throw new RangeError(`maxPosition must be a number ≥ 0, got ${maxPosition}`);
+  }
+}
+
+function utf8Length(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      n += 4;
+      i++;
+    } else n += 3;
+  }
+  return n;
+}
+
+/** Picks the best `max` candidates by (distance, term). */
+function selectExpansions(cands: Candidate[], max: number): string[] {
+  cands.sort(byDistThenTerm);
+  const n = Math.min(max, cands.length);
+  const out: string[] = new Array(n);
+  for (let i = 0; i < n; i++) out[i] = cands[i]!.term;
+  return out;
+}
+
+/**
+ * Number of start positions of in-order phrase occurrences (see module comment).
+ * `toks[j].subarray(starts[j], ends[j])` are token j's sorted positions in the document.
+ */
+function phraseFrequency(
+  toks: Uint32Array[],
+  starts: Uint32Array,
+  ends: Uint32Array,
+  offsets: readonly number[],
+  slop: number,
+  cur: Uint32Array, // scratch: per-token cursor into its position list
+): number {
+  const n = toks.length;
+  const span = offsets[n - 1]! - offsets[0]!;
+  cur.set(starts);
+  let pf = 0;
+  const t0 = toks[0]!;
+  for (let a = starts[0]!; a < ends[0]!; a++) {
+    const p0 = t0[a]!;
+    let prev = p0;
+    for (let j = 1; j < n; j++) {
+      const need = prev + (offsets[j]! - offsets[j - 1]!);
+      const tj = toks[j]!;
+      let c = cur[j]!;
+      const e = ends[j]!;
+      while (c < e && tj[c]! < need) c++;
+      cur[j] = c;
+      if (c >= e) return pf; // no admissible position now, nor for any later start
+      prev = tj[c]!;
+    }
+    if (prev - p0 - span <= slop) pf++;
+  }
+  return pf;
+}

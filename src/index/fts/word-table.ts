@@ -1,0 +1,100 @@
+/**
+ * Open-addressing hash table from a word, given as a span of a string, to an integer (the
+ * index's surface-word → term-id cache). Looking a span up needs no substring, so known words
+ * cost no allocation; slots keep (hash, value, offset, length) together and the words' UTF-16
+ * code units live in one pooled Uint16Array, so a lookup usually touches two cache lines.
+ */
+const EMPTY = 0x7fffffff;
+
+export function hashSpan(s: string, start: number, end: number): number {
+  let h = 0x811c9dc5 | 0;
+  for (let i = start; i < end; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return h;
+}
+
+export class WordTable {
+  /** Stride 4: hash, value, pool offset, length. */
+  private slots: Int32Array;
+  private mask: number;
+  private pool: Uint16Array = new Uint16Array(1 << 16);
+  private poolUsed = 0;
+  private count = 0;
+
+  constructor(capacityPow2 = 1 << 12) {
+    this.slots = WordTable.emptySlots(capacityPow2);
+    this.mask = capacityPow2 - 1;
+  }
+
+  private static emptySlots(cap: number): Int32Array {
+    const a = new Int32Array(cap * 4);
+    for (let i = 1; i < a.length; i += 4) a[i] = EMPTY;
+    return a;
+  }
+
+  get size(): number {
+    return this.count;
+  }
+
+  clear(): void {
+    this.slots = WordTable.emptySlots(1 << 12);
+    this.mask = (1 << 12) - 1;
+    this.poolUsed = 0;
+    this.count = 0;
+  }
+
+  /** Value stored for `s[start, end)` (hash `h` = hashSpan(s, start, end)), or undefined. */
+  get(s: string, start: number, end: number, h: number): number | undefined {
+    const slots = this.slots;
+    const pool = this.pool;
+    const len = end - start;
+    let i = h & this.mask;
+    while (true) {
+      const at = i * 4;
+      const v = slots[at + 1]!;
+      if (v === EMPTY) return undefined;
+      if (slots[at] === h && slots[at + 3] === len) {
+        const off = slots[at + 2]!;
+        let k = 0;
+        while (k < len && pool[off + k] === s.charCodeAt(start + k)) k++;
+        if (k === len) return v;
+      }
+      i = (i + 1) & this.mask;
+    }
+  }
+
+  /** Stores a value for a span not yet present. `value` must not be 0x7fffffff. */
+  set(s: string, start: number, end: number, h: number, value: number): void {
+    if ((this.count + 1) * 2 > this.mask + 1) this.rehash();
+    const len = end - start;
+    if (this.poolUsed + len > this.pool.length) {
+      const next = new Uint16Array(Math.max(this.pool.length * 2, this.poolUsed + len));
+      next.set(this.pool.subarray(0, this.poolUsed));
+      this.pool = next;
+    }
+    const off = this.poolUsed;
+    for (let k = 0; k < len; k++) this.pool[off + k] = s.charCodeAt(start + k);
+    this.poolUsed += len;
+    this.insert(h, value, off, len);
+    this.count++;
+  }
+
+  private insert(h: number, value: number, off: number, len: number): void {
+    let i = h & this.mask;
+    while (this.slots[i * 4 + 1] !== EMPTY) i = (i + 1) & this.mask;
+    const at = i * 4;
+    this.slots[at] = h;
+    this.slots[at + 1] = value;
+    this.slots[at + 2] = off;
+    this.slots[at + 3] = len;
+  }
+
+  private rehash(): void {
+    const old = this.slots;
+    const cap = (this.mask + 1) * 2;
+    this.slots = WordTable.emptySlots(cap);
+    this.mask = cap - 1;
+    for (let at = 0; at < old.length; at += 4) {
+      if (old[at + 1] !== EMPTY) this.insert(old[at]!, old[at + 1]!, old[at + 2]!, old[at + 3]!);
+    }
+  }
+}

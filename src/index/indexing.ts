@@ -1,0 +1,44 @@
+/**
+ * What a table tells its writers and readers about indexes: the current definitions and the
+ * trained IVF-PQ models. The table owns it and updates it when an index is created or trained;
+ * writers and generation loaders read it when they build a source's indexes.
+ */
+import type { TableSchema } from '../table/table-schema.js';
+import type { IndexDef } from '../table/index-def.js';
+import { SourceIndexes } from './source-indexes.js';
+import type { IvfPqModel } from './vector/ivf-pq-model.js';
+import type { RecordBatch } from 'apache-arrow';
+
+export class IndexingContext {
+  private defsList: IndexDef[] = [];
+  private readonly models = new Map<string, IvfPqModel>();
+
+  constructor(readonly schema: TableSchema) {}
+
+  get defs(): readonly IndexDef[] {
+    return this.defsList;
+  }
+
+  setDefs(defs: readonly IndexDef[]): void {
+    this.defsList = [...defs];
+  }
+
+  setModel(def: IndexDef, model: IvfPqModel): void {
+    this.models.set(def.name, model);
+  }
+
+  model = (def: IndexDef): IvfPqModel | undefined => (def.model ? this.models.get(def.name) : undefined);
+
+  /** Index sets for a new source over `rows` (position order), with every current index. */
+  build(rows: readonly RecordBatch[]): SourceIndexes {
+    const set = new SourceIndexes(this.schema);
+    set.insert(rows);
+    for (const def of this.defsList) set.addIndex(def, this.model, rows);
+    return set;
+  }
+
+  /** Adds any index the set lacks, over the rows it already holds. */
+  complete(set: SourceIndexes, rows: readonly RecordBatch[]): void {
+    for (const def of this.defsList) set.addIndex(def, this.model, rows);
+  }
+}

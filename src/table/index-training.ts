@@ -1,0 +1,47 @@
+/**
+ * Training and loading IVF-PQ models. A model is trained once per index from the table's live
+ * rows and stored as `{table}/_indices/{index name}-{uuid}.arrow` (create-if-absent); the index
+ * definition in table metadata names it. Every MemTable and generation of the table encodes
+ * with that one model, so ADC distances are comparable everywhere (and refined distances are
+ * exact anyway).
+ */
+import type { RecordBatch } from 'apache-arrow';
+import { DataError } from '../errors.js';
+import { decodeIvfPqModel, encodeIvfPqModel, type IvfPqModel, trainIvfPq } from '../index/vector/ivf-pq-model.js';
+import { VectorSource } from '../index/vector/vector-source.js';
+import type { ObjectStore } from '../storage/object-store.js';
+import { randomUUID } from '../util/uuid.js';
+import type { IndexDef } from './index-def.js';
+
+/** Fewer rows than this are searched exactly; a model is trained once a table has this many. */
+export const MIN_TRAINING_ROWS = 2048;
+
+/** Trains from `batches` (one column: the vectors); undefined when there are too few vectors. */
+export async function trainIndexModel(
+  store: ObjectStore,
+  tableKey: string,
+  def: IndexDef,
+  batches: readonly RecordBatch[],
+): Promise<{ def: IndexDef; model: IvfPqModel } | undefined> {
+  if (batches.length === 0) return undefined;
+  const source = VectorSource.fromArrow([...batches], 0);
+  let vectors = 0;
+  for (const c of source.chunks) {
+    if (!c.validity) vectors += c.count;
+    else for (let i = 0; i < c.count; i++) if (c.validity[(c.bitOffset + i) >> 3] & (1 << ((c.bitOffset + i) & 7))) vectors++;
+  }
+  if (vectors < Math.max(MIN_TRAINING_ROWS, def.partitions ?? 0)) return undefined;
+  const model = trainIvfPq(source, { metric: def.metric ?? 'l2', partitions: def.partitions, subVectors: def.subVectors });
+  const file = `_indices/${def.name}-${randomUUID()}.arrow`;
+  await store.putIfAbsent(`${tableKey}/${file}`, encodeIvfPqModel(model));
+  return { def: { ...def, model: file }, model };
+}
+
+export async function loadIndexModel(store: ObjectStore, tableKey: string, def: IndexDef): Promise<IvfPqModel> {
+  const key = `${tableKey}/${def.model}`;
+  try {
+    return decodeIvfPqModel(await store.get(key));
+  } catch (e) {
+    throw new DataError(`cannot load the IVF-PQ model of index ${def.name} (${key}): ${(e as Error).message}`, { cause: e });
+  }
+}

@@ -1,0 +1,211 @@
+/**
+ * Index searches over a table snapshot: vector KNN, BM25 full text and primary/scalar key
+ * lookups, across every source of every region (active and frozen MemTables, flushed
+ * generations), returning only the newest live version of each key.
+ *
+ * Per source the prefilter is `live ∧ filter`: liveness comes from liveness.ts (superseded and
+ * deleted rows are never candidates), the user's filter from the vectorized evaluator. Each
+ * source is searched with its index when it has one (IVF-PQ once a model is trained, the
+ * inverted index, the scalar index) or exactly otherwise (brute-force KNN, a filtered scan), and
+ * the per-source top-k lists are merged by distance, or by BM25 score computed with statistics
+ * summed over all sources so scores are comparable.
+ */
+import { type Data, Field, Float32, makeData, RecordBatch, Schema, Struct, Table as ArrowTable } from 'apache-arrow';
+import { gatherData } from '../../exec/kernels/gather.js';
+import { evaluateFilter } from '../../exec/expr/evaluate.js';
+import type { Expr } from '../../exec/expr/expr.js';
+import { InvalidError } from '../errors.js';
+import { emptyFtsStats, type InvertedIndex, mergeFtsStats } from '../index/fts/inverted-index.js';
+import type { FtsQuery } from '../index/fts/query.js';
+import type { ScalarIndex, ScalarPredicate } from '../index/scalar/scalar-index.js';
+import type { SourceIndexes } from '../index/source-indexes.js';
+import { flatKnn } from '../index/vector/flat-knn.js';
+import type { Metric } from '../index/vector/distance.js';
+import type { IvfPqIndex } from '../index/vector/ivf-pq-index.js';
+import type { IndexDef } from './index-def.js';
+import { regionLiveness } from './liveness.js';
+import type { SourceKeys } from './liveness.js';
+
+/** One searchable source of a snapshot. */
+export interface SearchSource {
+  batches: readonly RecordBatch[];
+  rowCount: number;
+  indexes: SourceIndexes;
+  cache: { liveness?: SourceKeys };
+}
+
+export interface RegionSources {
+  /** Newest first: MemTables, then generations by descending number. */
+  sources: SearchSource[];
+  generationCount: number;
+  /** Identifies the generation list, for the liveness cache. */
+  signature: string;
+  cacheSlot: { signature?: string; dead?: Uint8Array[] };
+}
+
+export interface PreparedSource {
+  source: SearchSource;
+  /** 1 = the newest live version of its key. */
+  live: Uint8Array;
+  liveCount: number;
+  /** 1 = candidate (live and passing the filter). */
+  allowed: Uint8Array;
+  allowedCount: number;
+}
+
+/** Live ∧ filter per source, for every region. */
+export function prepareSources(
+  regions: readonly RegionSources[],
+  keyIndexes: readonly number[],
+  tombstoneIndex: number,
+  filter: Expr | undefined,
+  params: readonly unknown[] | undefined,
+): PreparedSource[] {
+  const out: PreparedSource[] = [];
+  for (const region of regions) {
+    const live = regionLiveness(region.sources, region.generationCount, keyIndexes, tombstoneIndex, region.cacheSlot, region.signature);
+    region.sources.forEach((source, s) => {
+      const allowed = filter ? live[s].slice() : live[s];
+      let liveCount = 0;
+      for (let i = 0; i < source.rowCount; i++) liveCount += live[s][i];
+      if (filter) {
+        let base = 0;
+        for (const batch of source.batches) {
+          const mask = evaluateFilter(filter, batch, params as unknown[] | undefined);
+          for (let r = 0; r < batch.numRows; r++) if (!mask[r]) allowed[base + r] = 0;
+          base += batch.numRows;
+        }
+      }
+      let allowedCount = 0;
+      for (let i = 0; i < source.rowCount; i++) allowedCount += allowed[i];
+      out.push({ source, live: live[s], liveCount, allowed, allowedCount });
+    });
+  }
+  return out;
+}
+
+export interface Hit {
+  source: SearchSource;
+  position: number;
+  value: number;
+}
+
+export interface VectorSearchParams {
+  def: IndexDef | undefined;
+  column: string;
+  query: Float32Array;
+  metric: Metric;
+  k: number;
+  nprobes?: number;
+  refineFactor?: number;
+  distanceRange?: readonly [number, number];
+}
+
+/** Below this many rows a source is searched exactly even when it has an IVF-PQ index. */
+const SMALL_SOURCE_ROWS = 2048;
+
+export function vectorHits(prepared: readonly PreparedSource[], p: VectorSearchParams): Hit[] {
+  const hits: Hit[] = [];
+  for (const { source, allowed, allowedCount } of prepared) {
+    if (allowedCount === 0) continue;
+    const vectors = source.indexes.vectorSource(p.column);
+    if (!vectors) throw new InvalidError(`search: column ${p.column} is not a vector column`);
+    const ok = (pos: number) => allowed[pos] === 1;
+    const ivf = p.def && p.def.metric === p.metric ? source.indexes.index<IvfPqIndex>(p.def.name) : undefined;
+    const result =
+      ivf && source.rowCount >= SMALL_SOURCE_ROWS
+        ? ivf.search(p.query, { k: p.k, nprobes: p.nprobes, refineFactor: p.refineFactor, allowed: ok, maxPosition: source.rowCount, distanceRange: p.distanceRange, source: vectors })
+        : flatKnn(vectors, p.query, { k: p.k, metric: p.metric, allowed: ok, maxPosition: source.rowCount, distanceRange: p.distanceRange });
+    for (let i = 0; i < result.positions.length; i++) hits.push({ source, position: result.positions[i], value: result.distances[i] });
+  }
+  hits.sort((a, b) => a.value - b.value);
+  return hits.slice(0, p.k);
+}
+
+export function textHits(prepared: readonly PreparedSource[], def: IndexDef, query: FtsQuery, k: number): Hit[] {
+  const withIndex = prepared.map((p) => {
+    const index = p.source.indexes.index<InvertedIndex>(def.name);
+    if (!index) throw new InvalidError(`search: no full-text index on ${def.column}`);
+    return { ...p, index };
+  });
+  // BM25 statistics over the live rows of every source, so scores compare across MemTables and
+  // generations and do not depend on stale versions still stored.
+  const terms = new Set<string>();
+  for (const p of withIndex) for (const t of p.index.queryTerms(query, p.source.rowCount)) terms.add(t);
+  let stats = emptyFtsStats();
+  for (const t of terms) stats.docFreq.set(t, 0);
+  for (const p of withIndex) {
+    const local =
+      p.liveCount === p.source.rowCount
+        ? p.index.stats(terms, p.source.rowCount)
+        : p.index.statsExcluding(terms, p.source.rowCount, (pos) => p.live[pos] === 0);
+    stats = mergeFtsStats(stats, local);
+  }
+  const hits: Hit[] = [];
+  for (const { source, allowed, allowedCount, index } of withIndex) {
+    if (allowedCount === 0) continue;
+    const r = index.search(query, { k, stats, allowed: (pos) => allowed[pos] === 1, maxPosition: source.rowCount });
+    for (let i = 0; i < r.positions.length; i++) hits.push({ source, position: r.positions[i], value: r.scores[i] });
+  }
+  hits.sort((a, b) => b.value - a.value);
+  return hits.slice(0, k);
+}
+
+/**
+ * Rows matching a key predicate: through the scalar index when the source has one, otherwise
+ * the predicate is already part of the prefilter and every allowed row matches.
+ */
+export function keyHits(prepared: readonly PreparedSource[], def: IndexDef | undefined, predicate: ScalarPredicate, k: number): Hit[] {
+  const hits: Hit[] = [];
+  for (const { source, allowed, allowedCount } of prepared) {
+    if (allowedCount === 0) continue;
+    const index = def ? source.indexes.index<ScalarIndex>(def.name) : undefined;
+    if (index) {
+      for (const pos of index.lookup(predicate, source.rowCount)) if (allowed[pos]) hits.push({ source, position: pos, value: 0 });
+    } else {
+      for (let pos = 0; pos < source.rowCount; pos++) if (allowed[pos]) hits.push({ source, position: pos, value: 0 });
+    }
+    if (hits.length >= k) break;
+  }
+  return hits.slice(0, k);
+}
+
+/**
+ * The hits' rows as one batch in hit order: the chosen columns, plus `extra` (e.g. `_distance`)
+ * holding each hit's value.
+ */
+export function materialize(hits: readonly Hit[], schema: Schema, columnIndexes: readonly number[], extra: string | undefined): ArrowTable {
+  const fields = columnIndexes.map((c) => schema.fields[c]);
+  const outFields = extra ? [...fields, new Field(extra, new Float32(), false)] : fields;
+  const outSchema = new Schema(outFields, schema.metadata);
+  if (hits.length === 0) return new ArrowTable(outSchema);
+  // Locate every hit's batch and row; gather each column across the batches involved.
+  const batchList: RecordBatch[] = [];
+  const batchIds = new Map<RecordBatch, number>();
+  const from = new Uint32Array(hits.length);
+  const rows = new Uint32Array(hits.length);
+  hits.forEach((h, i) => {
+    let pos = h.position;
+    let batch: RecordBatch | undefined;
+    for (const b of h.source.batches) {
+      if (pos < b.numRows) {
+        batch = b;
+        break;
+      }
+      pos -= b.numRows;
+    }
+    if (!batch) throw new Error(`search: row ${h.position} is outside its source`);
+    let id = batchIds.get(batch);
+    if (id === undefined) {
+      id = batchList.length;
+      batchIds.set(batch, id);
+      batchList.push(batch);
+    }
+    from[i] = id;
+    rows[i] = pos;
+  });
+  const children: Data[] = columnIndexes.map((c) => gatherData(batchList.map((b) => b.data.children[c]), from, rows));
+  if (extra) children.push(makeData({ type: new Float32(), length: hits.length, nullCount: 0, data: Float32Array.from(hits, (h) => h.value) }));
+  const batch = new RecordBatch(outSchema, makeData({ type: new Struct(outSchema.fields), length: hits.length, nullCount: 0, children }));
+  return new ArrowTable(outSchema, [batch]);
+}

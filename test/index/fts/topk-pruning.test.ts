@@ -1,0 +1,56 @@
+/**
+ * Top-k pruning (MaxScore-style skipping of rows that cannot reach the top k, galloping updates)
+ * must not change results: on a Zipfian corpus large enough for it to kick in, top-k results equal
+ * the reference, the unpruned path (a prefilter disables pruning) and the head of a full ranking.
+ */
+import test from 'ava';
+import { InvertedIndex } from '../../../src/index/fts/inverted-index.js';
+import { parseFtsQuery } from '../../../src/index/fts/query.js';
+import { mulberry32, syntheticDocs, zipf } from './synthetic.js';
+import { RefIndex, refDocs, topK } from './reference.js';
+
+const rnd = mulberry32(1234);
+const z = zipf(3000, 1.0, rnd);
+const texts = syntheticDocs(3000, z, rnd, 5, 60);
+const opts = { stem: false };
+const index = new InvertedIndex(opts);
+index.add(0, texts);
+const ref = new RefIndex(refDocs(0, texts, opts));
+
+const qrnd = mulberry32(99);
+const word = () => z.vocab[z.sample()]!;
+const pick = <T>(xs: T[]): T => xs[Math.floor(qrnd() * xs.length)]!;
+const queries: string[] = [];
+for (let i = 0; i < 120; i++) {
+  const n = 1 + Math.floor(qrnd() * 4);
+  const parts: string[] = [];
+  for (let j = 0; j < n; j++) {
+    const w = word();
+    parts.push(pick([w, w, w, `${w}^2`, `${w}^0.5`, `+${w}`, `-${w}`, `"${w} ${word()}"~2`, `${w}~1`]));
+  }
+  queries.push(parts.join(' '));
+}
+
+test('pruned top-k equals the unpruned path and the full ranking', (t) => {
+  for (const qs of queries) {
+    const q = parseFtsQuery(qs, opts);
+    for (const k of [1, 10, 50]) {
+      const pruned = index.search(q, { k });
+      const unpruned = index.search(q, { k, allowed: () => true });
+      const full = index.search(q, { k: texts.length });
+      t.deepEqual(Array.from(pruned.positions), Array.from(unpruned.positions), `${qs} k=${k} vs unpruned`);
+      t.deepEqual(Array.from(pruned.scores), Array.from(unpruned.scores), `${qs} k=${k} scores vs unpruned`);
+      t.deepEqual(Array.from(pruned.positions), Array.from(full.positions.subarray(0, k)), `${qs} k=${k} vs full ranking`);
+    }
+  }
+});
+
+test('top-10 equals the reference on a 3000-document Zipfian corpus', (t) => {
+  for (const qs of queries.slice(0, 60)) {
+    const q = parseFtsQuery(qs, opts);
+    const got = index.search(q, { k: 10 });
+    const want = topK(ref.search(q), 10);
+    t.deepEqual(Array.from(got.positions), want.map((h) => h.pos), qs);
+    want.forEach((h, i) => t.true(Math.abs(got.scores[i]! - h.score) <= Math.max(1e-6, h.score * 2 ** -23), `${qs} #${i}`));
+  }
+});
