@@ -40,7 +40,7 @@ export interface SearchRequest {
   params?: readonly unknown[];
   /** IVF-PQ partitions to probe (default 20). */
   nprobes?: number;
-  /** IVF-PQ refine factor: k × refine candidates re-ranked exactly (default 10; 0 = off). */
+  /** IVF-PQ refine factor: k × refine candidates re-ranked exactly (default 40; 0 = off). */
   refine?: number;
   /** Vector distance bounds [lower inclusive, upper exclusive]. */
   distanceRange?: readonly [number, number];

@@ -66,7 +66,9 @@ for (const metric of ['l2', 'cosine', 'dot'] as const) {
     t.timeout(180_000);
     const truth = queries.map((q) => exact(data, q, metric, 10));
     const mem = new MemoryObjectStore();
-    let db = await connect('memory://', { store: mem });
+    // Room for every row in one MemTable, so the first searches really run on a MemTable.
+    const writer = { maxMemtableRows: 200_000, maxMemtableSize: 1 << 30 };
+    let db = await connect('memory://', { store: mem, writer });
     let table = await db.createTable('v', schema, { primaryKey: 'id' });
     for (let off = 0; off < N; off += 10_000) {
       const n = 10_000;
@@ -90,7 +92,7 @@ for (const metric of ['l2', 'cosine', 'dot'] as const) {
     const inGeneration = await recall();
     t.true((await mem.list('v/_mem_wal/')).some((o) => o.key.endsWith('index_vec_ivf_pq.arrow')), 'the generation has an IVF-PQ sidecar');
     await db.close();
-    db = await connect('memory://', { store: mem });
+    db = await connect('memory://', { store: mem, writer });
     table = await db.openTable('v');
     const restarted = await recall();
     t.log(`${metric}: recall@10 memtable ${inMemtable}, generation ${inGeneration}, restart ${restarted}`);
