@@ -6,11 +6,6 @@
  */
 import { type Data, type DataType, makeData, Type } from 'apache-arrow';
 
-/** Rows [begin, end) of `data` without copying. */
-export function sliceData(data: Data, begin: number, end: number): Data {
-  return data.slice(begin, end - begin);
-}
-
 export function takeData(data: Data, indices: Uint32Array): Data {
   const n = indices.length;
   const nullBitmap = takeNulls(data, indices);

@@ -67,7 +67,7 @@ export class SourceIndexes {
    * order). An IVF-PQ definition without a trained model is skipped: searches stay exact.
    */
   addIndex(def: IndexDef, models: ModelLookup, existing: readonly RecordBatch[], prebuilt?: SourceIndex): void {
-    if (this.indexes.has(def.name) && !(def.type === 'ivf_pq' && this.index<IvfPqIndex>(def.name) === undefined)) return;
+    if (this.indexes.has(def.name)) return;
     let index = prebuilt;
     if (!index) {
       index = createIndex(def, models, this.schema);
