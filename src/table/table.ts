@@ -55,6 +55,8 @@ export class Table {
   private readonly registered = new Set<string>();
   private readonly config: RegionWriterConfig;
   private closed = false;
+  /** An IVF-PQ training in progress (one at a time per table). */
+  private trainingNow: Promise<void> | undefined;
 
   constructor(private readonly ctx: TableContext) {
     this.name = ctx.meta.name;
@@ -194,8 +196,6 @@ export class Table {
     this.ctx.indexing.setModel(trained.def, trained.model);
     return trained.def;
   }
-
-  private trainingNow: Promise<void> | undefined;
 
   /** Trains a model that could not be trained at createIndex time, once enough rows exist. */
   private async trainLater(def: IndexDef): Promise<void> {
