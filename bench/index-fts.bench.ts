@@ -28,14 +28,8 @@ import { tableFromIPC, tableToIPC } from 'apache-arrow';
 import { InvertedIndex, collectFtsStats } from '../src/index/fts/inverted-index.js';
 import type { FtsQuery } from '../src/index/fts/query.js';
 import { mulberry32, syntheticDocs, zipf } from '../test/index/fts/synthetic.js';
+import { envNumber } from './env.js';
 
-function envNumber(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const v = Number(raw);
-  if (!Number.isFinite(v) || v < 0) throw new Error(`${name} must be a number >= 0, got ${raw}`);
-  return v;
-}
 
 const N = envNumber('N', 100_000);
 const VOCAB = envNumber('VOCAB', 50_000);

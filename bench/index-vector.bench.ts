@@ -30,14 +30,8 @@ import { DEFAULT_NPROBES, DEFAULT_REFINE_FACTOR, IvfPqIndex } from '../src/index
 import { trainIvfPq } from '../src/index/vector/ivf-pq-model.js';
 import { VectorSource } from '../src/index/vector/vector-source.js';
 import { chunksOf, clusteredVectors, queriesNear, recallOf } from '../test/index/vector/fixtures.js';
+import { envNumber } from './env.js';
 
-function envNumber(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const v = Number(raw);
-  if (!Number.isFinite(v) || v < 0) throw new Error(`${name} must be a number >= 0, got ${raw}`);
-  return v;
-}
 function envList(name: string, fallback: string): string[] {
   return (process.env[name] ?? fallback).split(',').map((s) => s.trim()).filter(Boolean);
 }

@@ -54,19 +54,10 @@ import type { Table } from '../src/table/table.js';
 import { loadS3Env, makeTestBucketStore, s3EnvPath } from '../test/helpers/s3-env.js';
 import { benchSchema, estimatedBytes, estimatedRowBytes, makeBatches } from './data.js';
 import { TimingStore } from './timing-store.js';
+import { envNumber, envList } from './env.js';
 
 // ---- settings --------------------------------------------------------------------------------
 
-function envNumber(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const v = Number(raw);
-  if (!Number.isFinite(v) || v < 0) throw new Error(`${name} must be a number >= 0, got ${raw}`);
-  return v;
-}
-function envList(name: string, fallback: string): string[] {
-  return (process.env[name] || fallback).split(',').map((s) => s.trim()).filter(Boolean);
-}
 
 const BATCH_SIZE = envNumber('BATCH_SIZE', 20);
 const NUM_BATCHES = envNumber('NUM_BATCHES', 1000);
