@@ -67,21 +67,12 @@ import {
   maxParamIndex,
 } from '../../exec/expr/index.js';
 import { InvalidError, isQuiverError } from '../../src/errors.js';
+import { mulberry32 } from '../helpers/rng.js';
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
-/** Deterministic PRNG (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = mulberry32;
 
 type TypedCtor = { new (n: number): { [i: number]: number | bigint; length: number } };
 

@@ -36,20 +36,12 @@ import { DataError, InvalidError } from '../../../src/errors.js';
 import { and, col, compare, type Expr, inList, lit, type LiteralValue } from '../../../exec/expr/expr.js';
 import { evaluateFilter } from '../../../exec/expr/evaluate.js';
 import { maskToIndices } from '../../../exec/expr/selection.js';
+import { mulberry32 } from '../../helpers/rng.js';
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = mulberry32;
 
 type Raw = number | bigint | string | boolean;
 type TypedCtor = { new (n: number): { [i: number]: number | bigint; length: number } };
