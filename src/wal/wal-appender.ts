@@ -75,7 +75,7 @@ export class WalAppender {
     // Encode into a reused buffer (first-touch page faults dominate a fresh one; see
     // entry-buffer-pool.ts). Only a buffer taken from the pool goes back to it.
     let pooled: Uint8Array | undefined;
-    const bytes = encodeWalEntry(this.schema, this.epoch, batches, (size) => (pooled = walEntryBuffers.take(size)));
+    const bytes = encodeWalEntry(this.schema, { epoch: this.epoch, id: '' }, batches, (size) => (pooled = walEntryBuffers.take(size)));
     if (pooled && pooled.buffer !== bytes.buffer) pooled = undefined;
     const durable = new Promise<WalAppendResult>((resolve, reject) => {
       this.pending.set(position, { position, bytes: bytes.length, done: false, resolve, reject });

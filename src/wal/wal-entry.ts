@@ -18,9 +18,19 @@ import { VectorAssembler } from 'apache-arrow/visitor/vectorassembler';
 import { DataError } from '../errors.js';
 
 export const WRITER_EPOCH_KEY = 'writer_epoch';
+/** The writer's unique id (a random UUID per opened writer): who wrote the entry. */
+export const WRITER_ID_KEY = 'writer_id';
+
+/** Who writes an entry: the claimed epoch and the writer's unique id. */
+export interface WalWriterIdentity {
+  epoch: number;
+  id: string;
+}
 
 export interface WalEntry {
   writerEpoch: number;
+  /** '' for entries written before writer ids existed. */
+  writerId: string;
   schema: Schema;
   batches: RecordBatch[];
 }
@@ -32,12 +42,13 @@ export interface WalEntry {
  */
 export function encodeWalEntry(
   schema: Schema,
-  writerEpoch: number,
+  writer: WalWriterIdentity,
   batches: readonly RecordBatch[],
   alloc?: (size: number) => Uint8Array,
 ): Uint8Array {
   const metadata = new Map(schema.metadata);
-  metadata.set(WRITER_EPOCH_KEY, String(writerEpoch));
+  metadata.set(WRITER_EPOCH_KEY, String(writer.epoch));
+  metadata.set(WRITER_ID_KEY, writer.id);
   const entrySchema = new Schema(schema.fields, metadata);
   if (schema.fields.some(hasDictionary)) return encodeWithWriter(entrySchema, batches);
 
@@ -116,9 +127,11 @@ export function decodeWalEntry(bytes: Uint8Array, what: string): WalEntry {
     const epochText = schema.metadata.get(WRITER_EPOCH_KEY);
     const writerEpoch = epochText === undefined ? 0 : Number(epochText);
     if (!Number.isSafeInteger(writerEpoch) || writerEpoch < 0) throw new Error(`bad writer_epoch ${epochText}`);
+    const writerId = schema.metadata.get(WRITER_ID_KEY) ?? '';
     const metadata = new Map(schema.metadata);
     metadata.delete(WRITER_EPOCH_KEY);
-    return { writerEpoch, schema: new Schema(schema.fields, metadata), batches };
+    metadata.delete(WRITER_ID_KEY);
+    return { writerEpoch, writerId, schema: new Schema(schema.fields, metadata), batches };
   } catch (e) {
     throw new DataError(`corrupt WAL entry ${what}: ${(e as Error).message}`, { cause: e });
   }

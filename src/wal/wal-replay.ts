@@ -127,7 +127,7 @@ export async function replayAndFence(
   apply: ApplyEntry,
 ): Promise<ReplayResult> {
   const filter = new EpochFilter(layout, schema, epoch, apply);
-  const sentinel = encodeWalEntry(schema, epoch, []);
+  const sentinel = encodeWalEntry(schema, { epoch, id: '' }, []);
   let position = replayAfter + 1;
   let sentinelPosition: number;
   for (;;) {

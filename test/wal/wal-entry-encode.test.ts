@@ -9,7 +9,7 @@ import { MemoryObjectStore } from '../../src/storage/memory-store.js';
 import { TableSchema } from '../../src/table/table-schema.js';
 import { EntryBufferPool, walEntryBuffers } from '../../src/wal/entry-buffer-pool.js';
 import { WalAppender } from '../../src/wal/wal-appender.js';
-import { decodeWalEntry, encodeWalEntry, WRITER_EPOCH_KEY } from '../../src/wal/wal-entry.js';
+import { decodeWalEntry, encodeWalEntry, WRITER_EPOCH_KEY, WRITER_ID_KEY } from '../../src/wal/wal-entry.js';
 import { docs, docsSchema } from '../helpers/data.js';
 
 const schema = new TableSchema(docsSchema, ['id']);
@@ -19,6 +19,7 @@ const rows = (ids: number[], v = 1): RecordBatch[] => schema.normalize(docs(ids,
 function viaStreamWriter(stored: Schema, epoch: number, batches: readonly RecordBatch[]): Uint8Array {
   const metadata = new Map(stored.metadata);
   metadata.set(WRITER_EPOCH_KEY, String(epoch));
+  metadata.set(WRITER_ID_KEY, `w-${epoch}`);
   const entrySchema = new Schema(stored.fields, metadata);
   const writer = new RecordBatchStreamWriter();
   writer.reset(undefined, entrySchema);
@@ -31,11 +32,11 @@ const hex = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength)
 
 test('direct encoding is byte-identical to RecordBatchStreamWriter', (t) => {
   const batches = [...rows([1, 2, 3]), ...rows([4]), ...rows([5, 6, 7, 8, 9], 2)];
-  t.is(hex(encodeWalEntry(schema.stored, 7, batches)), hex(viaStreamWriter(schema.stored, 7, batches)));
+  t.is(hex(encodeWalEntry(schema.stored, { epoch: 7, id: "w-7" }, batches)), hex(viaStreamWriter(schema.stored, 7, batches)));
   // Sentinel (no batches) and sliced batches (non-zero offsets, odd lengths).
-  t.is(hex(encodeWalEntry(schema.stored, 3, [])), hex(viaStreamWriter(schema.stored, 3, [])));
+  t.is(hex(encodeWalEntry(schema.stored, { epoch: 3, id: "w-3" }, [])), hex(viaStreamWriter(schema.stored, 3, [])));
   const sliced = [batches[0].slice(1, 3), batches[2].slice(2)];
-  t.is(hex(encodeWalEntry(schema.stored, 9, sliced)), hex(viaStreamWriter(schema.stored, 9, sliced)));
+  t.is(hex(encodeWalEntry(schema.stored, { epoch: 9, id: "w-9" }, sliced)), hex(viaStreamWriter(schema.stored, 9, sliced)));
 });
 
 test('direct encoding handles null bitmaps, and a dirty reused buffer gives the same bytes', (t) => {
@@ -52,9 +53,9 @@ test('direct encoding handles null bitmaps, and a dirty reused buffer gives the 
     );
   const batches = [mk(['x', null, 'zzz']), mk([null]), mk(['a', 'bb', null, 'dddd', 'e']).slice(1, 4)];
   const expected = hex(viaStreamWriter(s, 1, batches));
-  t.is(hex(encodeWalEntry(s, 1, batches)), expected);
+  t.is(hex(encodeWalEntry(s, { epoch: 1, id: "w-1" }, batches)), expected);
   const dirty = new Uint8Array(1 << 16).fill(0xab);
-  const out = encodeWalEntry(s, 1, batches, () => dirty);
+  const out = encodeWalEntry(s, { epoch: 1, id: "w-1" }, batches, () => dirty);
   t.is(out.buffer, dirty.buffer);
   t.is(hex(out), expected);
   const decoded = decodeWalEntry(out, 'x');
@@ -65,7 +66,7 @@ test('schemas with dictionary fields fall back to the stream writer', (t) => {
   const s = new Schema([new Field('d', new Dictionary(new Utf8(), new Int32()), true)]);
   const batch = new RecordBatch({ d: vectorFromArray(['a', 'b', 'a']).data[0] });
   const stored = new RecordBatch(s, batch.data);
-  const bytes = encodeWalEntry(s, 2, [stored]);
+  const bytes = encodeWalEntry(s, { epoch: 2, id: "w-2" }, [stored]);
   t.deepEqual([...decodeWalEntry(bytes, 'x').batches[0].getChild('d')!], ['a', 'b', 'a']);
 });
 

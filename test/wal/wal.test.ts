@@ -16,7 +16,7 @@ const layout = new RegionLayout('docs', '00000000-0000-4000-8000-000000000001');
 const rows = (ids: number[], v = 1): RecordBatch[] => schema.normalize(docs(ids, v));
 
 test('a WAL entry is an Arrow IPC stream carrying writer_epoch', (t) => {
-  const bytes = encodeWalEntry(schema.stored, 42, [...rows([1, 2]), ...rows([3])]);
+  const bytes = encodeWalEntry(schema.stored, { epoch: 42, id: "w-42" }, [...rows([1, 2]), ...rows([3])]);
   // IPC stream: continuation marker first, no file magic.
   t.deepEqual([...bytes.subarray(0, 4)], [0xff, 0xff, 0xff, 0xff]);
   const entry = decodeWalEntry(bytes, 'x');
@@ -27,7 +27,7 @@ test('a WAL entry is an Arrow IPC stream carrying writer_epoch', (t) => {
 });
 
 test('a sentinel entry has no batches; a corrupt entry is a data error', (t) => {
-  t.is(decodeWalEntry(encodeWalEntry(schema.stored, 3, []), 's').batches.length, 0);
+  t.is(decodeWalEntry(encodeWalEntry(schema.stored, { epoch: 3, id: "w-3" }, []), 's').batches.length, 0);
   const err = t.throws(() => decodeWalEntry(Uint8Array.of(1, 2, 3), 'bad'));
   t.true(isQuiverError(err, 'data'));
 });
@@ -90,7 +90,7 @@ test('appender: a write that landed but reported failure is not a fence (retry r
 
 test('appender: colliding with a newer epoch means fenced', async (t) => {
   const mem = new MemoryObjectStore();
-  await mem.putIfAbsent(layout.walEntryKey(1), encodeWalEntry(schema.stored, 2, []));
+  await mem.putIfAbsent(layout.walEntryKey(1), encodeWalEntry(schema.stored, { epoch: 2, id: "w-2" }, []));
   const appender = new WalAppender(mem, layout, schema.stored, 1, 1, 1);
   const err = await t.throwsAsync(appender.append(rows([1])).durable);
   t.true(isQuiverError(err, 'fenced'));
@@ -99,10 +99,10 @@ test('appender: colliding with a newer epoch means fenced', async (t) => {
 
 test('replay: applies entries in order, fences with a sentinel, skips stale entries after a newer epoch', async (t) => {
   const mem = new MemoryObjectStore();
-  await mem.putIfAbsent(layout.walEntryKey(1), encodeWalEntry(schema.stored, 1, rows([1])));
-  await mem.putIfAbsent(layout.walEntryKey(2), encodeWalEntry(schema.stored, 2, [])); // epoch-2 sentinel
-  await mem.putIfAbsent(layout.walEntryKey(3), encodeWalEntry(schema.stored, 1, rows([99]))); // zombie after fence
-  await mem.putIfAbsent(layout.walEntryKey(4), encodeWalEntry(schema.stored, 2, rows([2])));
+  await mem.putIfAbsent(layout.walEntryKey(1), encodeWalEntry(schema.stored, { epoch: 1, id: "w-1" }, rows([1])));
+  await mem.putIfAbsent(layout.walEntryKey(2), encodeWalEntry(schema.stored, { epoch: 2, id: "w-2" }, [])); // epoch-2 sentinel
+  await mem.putIfAbsent(layout.walEntryKey(3), encodeWalEntry(schema.stored, { epoch: 1, id: "w-1" }, rows([99]))); // zombie after fence
+  await mem.putIfAbsent(layout.walEntryKey(4), encodeWalEntry(schema.stored, { epoch: 2, id: "w-2" }, rows([2])));
   const applied: number[] = [];
   const result = await replayAndFence(mem, layout, schema.stored, 0, 3, (pos) => applied.push(pos));
   t.deepEqual(applied, [1, 4]);
@@ -114,10 +114,10 @@ test('replay: applies entries in order, fences with a sentinel, skips stale entr
 
 test('replay: a gap left by a failed write is plugged, entries after it are skipped, the log is contiguous again', async (t) => {
   const mem = new MemoryObjectStore();
-  await mem.putIfAbsent(layout.walEntryKey(1), encodeWalEntry(schema.stored, 1, rows([1])));
+  await mem.putIfAbsent(layout.walEntryKey(1), encodeWalEntry(schema.stored, { epoch: 1, id: "w-1" }, rows([1])));
   // position 2 failed; 3 and 5 landed but were never acknowledged (acks need contiguity)
-  await mem.putIfAbsent(layout.walEntryKey(3), encodeWalEntry(schema.stored, 1, rows([3])));
-  await mem.putIfAbsent(layout.walEntryKey(5), encodeWalEntry(schema.stored, 1, rows([5])));
+  await mem.putIfAbsent(layout.walEntryKey(3), encodeWalEntry(schema.stored, { epoch: 1, id: "w-1" }, rows([3])));
+  await mem.putIfAbsent(layout.walEntryKey(5), encodeWalEntry(schema.stored, { epoch: 1, id: "w-1" }, rows([5])));
   const applied: number[] = [];
   const result = await replayAndFence(mem, layout, schema.stored, 0, 2, (pos) => applied.push(pos));
   t.deepEqual(applied, [1]);
@@ -126,7 +126,7 @@ test('replay: a gap left by a failed write is plugged, entries after it are skip
   for (const p of [1, 2, 3, 4, 5]) t.truthy(await mem.head(layout.walEntryKey(p)), `position ${p} exists`);
   // A later replay reads through to the end, still skipping the stale entries.
   const later: number[] = [];
-  await mem.putIfAbsent(layout.walEntryKey(6), encodeWalEntry(schema.stored, 2, rows([6])));
+  await mem.putIfAbsent(layout.walEntryKey(6), encodeWalEntry(schema.stored, { epoch: 2, id: "w-2" }, rows([6])));
   const again = await tailWal(mem, layout, schema.stored, 1, 0, (pos) => later.push(pos));
   t.deepEqual(later, [1, 6]);
   t.is(again.nextPosition, 7);
@@ -134,7 +134,7 @@ test('replay: a gap left by a failed write is plugged, entries after it are skip
 
 test('replay: an entry of a newer epoch than the claimed one means fenced', async (t) => {
   const mem = new MemoryObjectStore();
-  await mem.putIfAbsent(layout.walEntryKey(1), encodeWalEntry(schema.stored, 5, rows([1])));
+  await mem.putIfAbsent(layout.walEntryKey(1), encodeWalEntry(schema.stored, { epoch: 5, id: "w-5" }, rows([1])));
   const err = await t.throwsAsync(replayAndFence(mem, layout, schema.stored, 0, 4, () => {}));
   t.true(isQuiverError(err, 'fenced'));
 });
