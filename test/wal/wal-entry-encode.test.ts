@@ -1,15 +1,17 @@
 /**
- * The WAL entry encoder writes IPC streams directly (wal-entry.ts); these tests pin its output to
- * apache-arrow's RecordBatchStreamWriter byte for byte, and check the reusable output buffers.
+ * The WAL entry encoder writes IPC streams directly (wal-entry.ts); these tests pin its stream
+ * bytes to apache-arrow's RecordBatchStreamWriter byte for byte, check the integrity trailer after
+ * the stream, and check the reusable output buffers.
  */
-import test from 'ava';
+import { crc32 } from 'node:zlib';
+import test, { type ExecutionContext } from 'ava';
 import { Dictionary, Field, Int32, RecordBatch, RecordBatchStreamWriter, Schema, Utf8, vectorFromArray, makeData, Struct } from 'apache-arrow';
 import { RegionLayout } from '../../src/region/layout.js';
 import { MemoryObjectStore } from '../../src/storage/memory-store.js';
 import { TableSchema } from '../../src/table/table-schema.js';
 import { EntryBufferPool, walEntryBuffers } from '../../src/wal/entry-buffer-pool.js';
 import { WalAppender } from '../../src/wal/wal-appender.js';
-import { decodeWalEntry, encodeWalEntry, WRITER_EPOCH_KEY, WRITER_ID_KEY } from '../../src/wal/wal-entry.js';
+import { decodeWalEntry, encodeWalEntry, WAL_TRAILER_BYTES, WRITER_EPOCH_KEY, WRITER_ID_KEY } from '../../src/wal/wal-entry.js';
 import { docs, docsSchema } from '../helpers/data.js';
 
 const schema = new TableSchema(docsSchema, ['id']);
@@ -30,13 +32,42 @@ function viaStreamWriter(stored: Schema, epoch: number, batches: readonly Record
 
 const hex = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
 
-test('direct encoding is byte-identical to RecordBatchStreamWriter', (t) => {
+/**
+ * Checks the entry's 16-byte trailer ("QWAL", u32 LE CRC-32 of the stream, u64 LE stream length)
+ * and returns the stream's bytes as hex, to compare with the writer's.
+ */
+function streamHex(t: ExecutionContext, entry: Uint8Array): string {
+  const streamLength = entry.length - WAL_TRAILER_BYTES;
+  const stream = entry.subarray(0, streamLength);
+  const trailer = Buffer.from(entry.buffer, entry.byteOffset + streamLength, WAL_TRAILER_BYTES);
+  t.is(WAL_TRAILER_BYTES, 16);
+  t.is(trailer.toString('latin1', 0, 4), 'QWAL');
+  t.is(trailer.readUInt32LE(4), crc32(stream));
+  t.is(trailer.readBigUInt64LE(8), BigInt(streamLength));
+  t.is(hex(stream.subarray(streamLength - 8)), 'ffffffff00000000', 'the stream ends with the end-of-stream marker');
+  return hex(stream);
+}
+
+test('direct encoding: the stream is byte-identical to RecordBatchStreamWriter, then the trailer', (t) => {
   const batches = [...rows([1, 2, 3]), ...rows([4]), ...rows([5, 6, 7, 8, 9], 2)];
-  t.is(hex(encodeWalEntry(schema.stored, { epoch: 7, id: "w-7" }, batches)), hex(viaStreamWriter(schema.stored, 7, batches)));
+  t.is(streamHex(t, encodeWalEntry(schema.stored, { epoch: 7, id: 'w-7' }, batches)), hex(viaStreamWriter(schema.stored, 7, batches)));
   // Sentinel (no batches) and sliced batches (non-zero offsets, odd lengths).
-  t.is(hex(encodeWalEntry(schema.stored, { epoch: 3, id: "w-3" }, [])), hex(viaStreamWriter(schema.stored, 3, [])));
+  t.is(streamHex(t, encodeWalEntry(schema.stored, { epoch: 3, id: 'w-3' }, [])), hex(viaStreamWriter(schema.stored, 3, [])));
   const sliced = [batches[0].slice(1, 3), batches[2].slice(2)];
-  t.is(hex(encodeWalEntry(schema.stored, { epoch: 9, id: "w-9" }, sliced)), hex(viaStreamWriter(schema.stored, 9, sliced)));
+  t.is(streamHex(t, encodeWalEntry(schema.stored, { epoch: 9, id: 'w-9' }, sliced)), hex(viaStreamWriter(schema.stored, 9, sliced)));
+});
+
+test('alloc is asked for the whole entry, trailer included, and an exact-size buffer suffices', (t) => {
+  const batches = rows([1, 2, 3]);
+  const asked: number[] = [];
+  const out = encodeWalEntry(schema.stored, { epoch: 7, id: 'w-7' }, batches, (size) => {
+    asked.push(size);
+    return new Uint8Array(size);
+  });
+  t.deepEqual(asked, [viaStreamWriter(schema.stored, 7, batches).length + WAL_TRAILER_BYTES]);
+  t.is(out.length, asked[0]);
+  t.is(out.byteLength, out.buffer.byteLength, 'the result is the allocated buffer itself');
+  t.is(streamHex(t, out), hex(viaStreamWriter(schema.stored, 7, batches)));
 });
 
 test('direct encoding handles null bitmaps, and a dirty reused buffer gives the same bytes', (t) => {
@@ -53,21 +84,27 @@ test('direct encoding handles null bitmaps, and a dirty reused buffer gives the 
     );
   const batches = [mk(['x', null, 'zzz']), mk([null]), mk(['a', 'bb', null, 'dddd', 'e']).slice(1, 4)];
   const expected = hex(viaStreamWriter(s, 1, batches));
-  t.is(hex(encodeWalEntry(s, { epoch: 1, id: "w-1" }, batches)), expected);
+  const fresh = encodeWalEntry(s, { epoch: 1, id: 'w-1' }, batches);
+  t.is(streamHex(t, fresh), expected);
   const dirty = new Uint8Array(1 << 16).fill(0xab);
-  const out = encodeWalEntry(s, { epoch: 1, id: "w-1" }, batches, () => dirty);
+  const out = encodeWalEntry(s, { epoch: 1, id: 'w-1' }, batches, () => dirty);
   t.is(out.buffer, dirty.buffer);
-  t.is(hex(out), expected);
+  t.is(hex(out), hex(fresh), 'trailer included');
   const decoded = decodeWalEntry(out, 'x');
   t.deepEqual([...decoded.batches[2].getChild('s')!], ['bb', null, 'dddd']);
 });
 
-test('schemas with dictionary fields fall back to the stream writer', (t) => {
+test('schemas with dictionary fields fall back to the stream writer, trailer and alloc included', (t) => {
   const s = new Schema([new Field('d', new Dictionary(new Utf8(), new Int32()), true)]);
   const batch = new RecordBatch({ d: vectorFromArray(['a', 'b', 'a']).data[0] });
   const stored = new RecordBatch(s, batch.data);
-  const bytes = encodeWalEntry(s, { epoch: 2, id: "w-2" }, [stored]);
+  const bytes = encodeWalEntry(s, { epoch: 2, id: 'w-2' }, [stored]);
+  t.is(streamHex(t, bytes), hex(viaStreamWriter(s, 2, [stored])));
   t.deepEqual([...decodeWalEntry(bytes, 'x').batches[0].getChild('d')!], ['a', 'b', 'a']);
+  const dirty = new Uint8Array(1 << 12).fill(0xab);
+  const out = encodeWalEntry(s, { epoch: 2, id: 'w-2' }, [stored], () => dirty);
+  t.is(out.buffer, dirty.buffer);
+  t.is(hex(out), hex(bytes));
 });
 
 test('buffer pool: reuses the smallest fitting buffer, bounds idle bytes, skips small sizes', (t) => {

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { RecordBatch } from 'apache-arrow';
+import { RecordBatch, RecordBatchReader } from 'apache-arrow';
 import { isQuiverError } from '../../src/errors.js';
 import { RegionLayout } from '../../src/region/layout.js';
 import { FaultInjectingObjectStore } from '../../src/storage/fault-store.js';
@@ -7,7 +7,7 @@ import { MemoryObjectStore } from '../../src/storage/memory-store.js';
 import { RetryingObjectStore } from '../../src/storage/retrying-store.js';
 import { TableSchema } from '../../src/table/table-schema.js';
 import { WalAppender } from '../../src/wal/wal-appender.js';
-import { decodeWalEntry, encodeWalEntry } from '../../src/wal/wal-entry.js';
+import { decodeWalEntry, encodeWalEntry, WAL_TRAILER_BYTES } from '../../src/wal/wal-entry.js';
 import { replayAndFence, tailWal } from '../../src/wal/wal-replay.js';
 import { docs, docsSchema } from '../helpers/data.js';
 
@@ -15,10 +15,17 @@ const schema = new TableSchema(docsSchema, ['id']);
 const layout = new RegionLayout('docs', '00000000-0000-4000-8000-000000000001');
 const rows = (ids: number[], v = 1): RecordBatch[] => schema.normalize(docs(ids, v));
 
-test('a WAL entry is an Arrow IPC stream carrying writer_epoch', (t) => {
+test('a WAL entry is an Arrow IPC stream carrying writer_epoch, then the QWAL trailer', (t) => {
   const bytes = encodeWalEntry(schema.stored, { epoch: 42, id: "w-42" }, [...rows([1, 2]), ...rows([3])]);
-  // IPC stream: continuation marker first, no file magic.
+  // IPC stream: continuation marker first, no file magic; the end-of-stream marker, then the trailer.
   t.deepEqual([...bytes.subarray(0, 4)], [0xff, 0xff, 0xff, 0xff]);
+  const streamEnd = bytes.length - WAL_TRAILER_BYTES;
+  t.deepEqual([...bytes.subarray(streamEnd - 8, streamEnd)], [0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0]);
+  t.is(Buffer.from(bytes.subarray(streamEnd, streamEnd + 4)).toString('latin1'), 'QWAL');
+  // A plain Arrow reader opens the whole object and stops at the end-of-stream marker.
+  const plain = RecordBatchReader.from(bytes).readAll();
+  t.deepEqual(plain.map((b) => b.numRows), [2, 1]);
+  t.is(plain[0].schema.metadata.get('writer_epoch'), '42');
   const entry = decodeWalEntry(bytes, 'x');
   t.is(entry.writerEpoch, 42);
   t.deepEqual(entry.batches.map((b) => b.numRows), [2, 1]);
@@ -30,6 +37,7 @@ test('a sentinel entry has no batches; a corrupt entry is a data error', (t) => 
   t.is(decodeWalEntry(encodeWalEntry(schema.stored, { epoch: 3, id: "w-3" }, []), 's').batches.length, 0);
   const err = t.throws(() => decodeWalEntry(Uint8Array.of(1, 2, 3), 'bad'));
   t.true(isQuiverError(err, 'data'));
+  t.is(err!.message, 'corrupt WAL entry bad: truncated or damaged: 3 bytes, trailer missing (no "QWAL" magic 16 bytes from the end)');
 });
 
 test('appender: 1-based contiguous positions, acks in position order', async (t) => {
@@ -137,4 +145,28 @@ test('replay: an entry of a newer epoch than the claimed one means fenced', asyn
   await mem.putIfAbsent(layout.walEntryKey(1), encodeWalEntry(schema.stored, { epoch: 5, id: "w-5" }, rows([1])));
   const err = await t.throwsAsync(replayAndFence(mem, layout, schema.stored, 0, 4, () => {}));
   t.true(isQuiverError(err, 'fenced'));
+});
+
+test('replay: a corrupt entry stops it with a data error naming the object; moved aside, it and every later entry are lost', async (t) => {
+  const mem = new MemoryObjectStore();
+  for (const p of [1, 2, 3]) await mem.putIfAbsent(layout.walEntryKey(p), encodeWalEntry(schema.stored, { epoch: 1, id: 'w-1' }, rows([p])));
+  // Position 2 cut at a message boundary (schema and its batch, no end marker, no trailer): it
+  // used to read back as a valid entry without rows.
+  const whole = await mem.get(layout.walEntryKey(2));
+  await mem.put(layout.walEntryKey(2), whole.subarray(0, whole.length - WAL_TRAILER_BYTES - 8));
+  const applied: number[] = [];
+  const err = await t.throwsAsync(replayAndFence(mem, layout, schema.stored, 0, 2, (pos) => applied.push(pos)));
+  t.true(isQuiverError(err, 'data'));
+  t.true(err!.message.startsWith(`corrupt WAL entry ${layout.walEntryKey(2)}: truncated`), err!.message);
+  t.falsy(await mem.head(layout.walEntryKey(4)), 'no sentinel written');
+  await t.throwsAsync(tailWal(mem, layout, schema.stored, 1, 0, () => {}), { message: /corrupt WAL entry/ });
+  // The operator accepts the loss and renames the object out of the log (README: "A corrupt WAL
+  // entry"): the next writer plugs position 2 with its sentinel and skips entry 3 as stale.
+  await mem.put(`${layout.walEntryKey(2)}.corrupt`, whole.subarray(0, whole.length - WAL_TRAILER_BYTES - 8));
+  await mem.delete(layout.walEntryKey(2));
+  const result = await replayAndFence(mem, layout, schema.stored, 0, 3, (pos) => applied.push(pos));
+  t.deepEqual(applied, [1]);
+  t.is(result.sentinelPosition, 2);
+  t.is(result.skipped, 1);
+  t.is(result.nextPosition, 4);
 });
