@@ -9,16 +9,25 @@
  * - `not_found`      a table, column or object does not exist.
  * - `already_exists` a create-if-absent target exists (tables, objects).
  * - `unavailable`    a transient condition (storage hiccup, backpressure timeout); retry later.
+ * - `storage`        the storage refused the operation for a reason a retry will not fix:
+ *                    permission denied, read-only file system, I/O error, S3 access denied or
+ *                    bucket missing. Fix the storage, then retry.
  * - `fenced`         a newer writer owns the region; this writer is finished.
  * - `closed`         the database, table or writer was closed.
  * - `data`           stored data is corrupt or inconsistent.
  * - `internal`       a bug or an unexpected failure.
+ *
+ * The classes below are Quiver's own, but `isQuiverError` goes by shape, not class: any thrown
+ * object with a `kind` from this list (and, if it has one, the matching boolean `retryable`)
+ * counts. That is how a custom `ObjectStore` reports "not found" or "try again" without
+ * importing these classes (see storage/object-store.ts).
  */
 export type ErrorKind =
   | 'invalid'
   | 'not_found'
   | 'already_exists'
   | 'unavailable'
+  | 'storage'
   | 'fenced'
   | 'closed'
   | 'data'
@@ -42,6 +51,7 @@ const ERROR_NAMES: Record<ErrorKind, string> = {
   not_found: 'NotFoundError',
   already_exists: 'AlreadyExistsError',
   unavailable: 'UnavailableError',
+  storage: 'StorageError',
   fenced: 'FencedError',
   closed: 'ClosedError',
   data: 'DataError',
@@ -68,6 +78,11 @@ export class UnavailableError extends QuiverError {
     super('unavailable', message, options);
   }
 }
+export class StorageError extends QuiverError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('storage', message, options);
+  }
+}
 export class FencedError extends QuiverError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('fenced', message, options);
@@ -89,6 +104,24 @@ export class InternalError extends QuiverError {
   }
 }
 
-export function isQuiverError(e: unknown, kind?: ErrorKind): e is QuiverError {
-  return e instanceof QuiverError && (kind === undefined || e.kind === kind);
+/**
+ * The documented error shape `isQuiverError` recognises. A QuiverError has every field; an error
+ * from elsewhere (a custom ObjectStore) needs only `kind`, and its retryability follows from it.
+ */
+export interface QuiverErrorLike {
+  readonly kind: ErrorKind;
+  readonly retryable?: boolean;
+  readonly message?: string;
+  readonly name?: string;
+}
+
+/** True for a QuiverError, or any object of the documented shape (see the header), of `kind` if given. */
+export function isQuiverError(e: unknown, kind?: ErrorKind): e is QuiverErrorLike {
+  if (e instanceof QuiverError) return kind === undefined || e.kind === kind;
+  if (typeof e !== 'object' || e === null) return false;
+  const { kind: k, retryable } = e as { kind?: unknown; retryable?: unknown };
+  if (typeof k !== 'string' || !Object.hasOwn(ERROR_NAMES, k)) return false;
+  // A `retryable` that contradicts the kind means the object is not following this contract.
+  if (retryable !== undefined && retryable !== (k === 'unavailable')) return false;
+  return kind === undefined || k === kind;
 }

@@ -5,40 +5,82 @@
  * then published. `put` publishes with rename (atomic replace); `putIfAbsent` publishes with
  * link(2), which fails with EEXIST when the target exists, so two racing creators cannot both
  * win, even across processes. The directory is fsynced after publishing so the new name itself
- * survives a power loss. Temporary files are named `.<name>.tmp.<random>` and never listed.
+ * survives a power loss, and so is the parent of every directory a write creates, all the way up
+ * to the first one that already existed. A directory fsync error is an error, except the "not
+ * supported" answers of file systems that cannot sync directories.
+ *
+ * Temporary files are named `.<name>.tmp.<random hex>`; they are never listed, and keys whose
+ * last part looks like one are refused. A crash can leave one behind: a partial write, or, between
+ * putIfAbsent's link and its removal of the temp, a second hard link to a published object.
+ * So the store sweeps them once, before its first operation (`LocalObjectStore.open` does it
+ * eagerly): it walks the whole root and removes every temp file older than `tempGraceMs`, and
+ * nothing else. Sweeping before the first operation means none of this store's own writes can be
+ * in flight; the grace period spares the live temp files of another process writing the same
+ * directory. Removing the temp name of a hard-linked pair leaves the object itself intact.
  */
 import { randomBytes } from 'node:crypto';
 import { constants as fsc, promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { AlreadyExistsError, InternalError, NotFoundError, UnavailableError } from '../errors.js';
+import { AlreadyExistsError, InternalError, InvalidError, NotFoundError, QuiverError, StorageError, UnavailableError } from '../errors.js';
 import { type ByteRange, checkKey, type ObjectMeta, type ObjectStore } from './object-store.js';
 
 export interface LocalStoreOptions {
   /** fsync files and directories before a write resolves (default true). */
   fsync?: boolean;
+  /**
+   * The sweep at open removes only temp files whose mtime is at least this old (default 60 000
+   * ms), so a concurrent writer in another process keeps its in-flight temp files.
+   */
+  tempGraceMs?: number;
 }
 
 const TEMP_MARK = '.tmp.';
+/** Exactly the names `writeTemp` makes: the sweep must not match anything a user could store. */
+const TEMP_NAME = /^\..+\.tmp\.[0-9a-f]+$/;
 
 export class LocalObjectStore implements ObjectStore {
   readonly description: string;
   private readonly root: string;
   private readonly fsync: boolean;
-  private readonly knownDirs = new Set<string>();
+  private readonly tempGraceMs: number;
+  /** Per directory: settles once it exists and its entry is durable in its parent. */
+  private readonly dirs = new Map<string, Promise<void>>();
+  private swept: Promise<void> | undefined;
 
   constructor(root: string, options: LocalStoreOptions = {}) {
     this.root = path.resolve(root);
     this.description = `file://${this.root}`;
     this.fsync = options.fsync ?? true;
+    this.tempGraceMs = options.tempGraceMs ?? 60_000;
+  }
+
+  /** A store whose sweep of crash leftovers has already run, so its errors surface here. */
+  static async open(root: string, options: LocalStoreOptions = {}): Promise<LocalObjectStore> {
+    const store = new LocalObjectStore(root, options);
+    await store.ready();
+    return store;
   }
 
   private pathOf(key: string): string {
     checkKey(key);
+    if (TEMP_NAME.test(key.slice(key.lastIndexOf('/') + 1))) {
+      throw new InvalidError(`invalid object key ${JSON.stringify(key)}: the local store reserves names like .<name>.tmp.<hex> for temp files`);
+    }
     return path.join(this.root, ...key.split('/'));
+  }
+
+  /** The sweep, run once before the first operation; a failed sweep is tried again by the next. */
+  private ready(): Promise<void> {
+    this.swept ??= this.sweep().catch((e) => {
+      this.swept = undefined;
+      throw e;
+    });
+    return this.swept;
   }
 
   async get(key: string, range?: ByteRange): Promise<Uint8Array> {
     const file = this.pathOf(key);
+    await this.ready();
     try {
       if (!range) return new Uint8Array(await fs.readFile(file));
       const fh = await fs.open(file, 'r');
@@ -64,18 +106,20 @@ export class LocalObjectStore implements ObjectStore {
 
   async put(key: string, data: Uint8Array): Promise<void> {
     const target = this.pathOf(key);
+    await this.ready();
     const tmp = await this.writeTemp(target, data);
     try {
       await fs.rename(tmp, target);
     } catch (e) {
-      await fs.rm(tmp, { force: true });
-      throw mapFsError(e, key, this.description);
+      await removeTemp(tmp);
+      throw mapFsError(e, key, this.description, 'write');
     }
     await this.syncDir(path.dirname(target));
   }
 
   async putIfAbsent(key: string, data: Uint8Array): Promise<void> {
     const target = this.pathOf(key);
+    await this.ready();
     const tmp = await this.writeTemp(target, data);
     try {
       await fs.link(tmp, target);
@@ -83,16 +127,18 @@ export class LocalObjectStore implements ObjectStore {
       if ((e as NodeJS.ErrnoException).code === 'EEXIST') {
         throw new AlreadyExistsError(`object ${key} already exists in ${this.description}`);
       }
-      throw mapFsError(e, key, this.description);
+      throw mapFsError(e, key, this.description, 'write');
     } finally {
-      await fs.rm(tmp, { force: true });
+      await removeTemp(tmp);
     }
     await this.syncDir(path.dirname(target));
   }
 
   async head(key: string): Promise<ObjectMeta | undefined> {
+    const file = this.pathOf(key);
+    await this.ready();
     try {
-      const st = await fs.stat(this.pathOf(key));
+      const st = await fs.stat(file);
       return st.isFile() ? { key, size: st.size } : undefined;
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT' || (e as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined;
@@ -104,6 +150,7 @@ export class LocalObjectStore implements ObjectStore {
     // Walk only the directory that contains the prefix, then filter by the full prefix.
     const slash = prefix.lastIndexOf('/');
     const dirKey = slash >= 0 ? prefix.slice(0, slash) : '';
+    await this.ready();
     const out: ObjectMeta[] = [];
     const walk = async (dirPath: string, keyBase: string): Promise<void> => {
       let entries;
@@ -119,7 +166,7 @@ export class LocalObjectStore implements ObjectStore {
           const key = keyBase ? `${keyBase}/${ent.name}` : ent.name;
           if (ent.isDirectory()) {
             if (key.startsWith(prefix) || prefix.startsWith(key + '/')) await walk(path.join(dirPath, ent.name), key);
-          } else if (ent.isFile() && key.startsWith(prefix) && !ent.name.includes(TEMP_MARK)) {
+          } else if (ent.isFile() && key.startsWith(prefix) && !TEMP_NAME.test(ent.name)) {
             try {
               const st = await fs.stat(path.join(dirPath, ent.name));
               out.push({ key, size: st.size });
@@ -136,18 +183,56 @@ export class LocalObjectStore implements ObjectStore {
   }
 
   async delete(key: string): Promise<void> {
+    const file = this.pathOf(key);
+    await this.ready();
     try {
-      await fs.rm(this.pathOf(key), { force: true });
+      await fs.rm(file, { force: true });
     } catch (e) {
-      throw mapFsError(e, key, this.description);
+      // A key under an object ("a/b" when "a" is an object) or naming a directory is no object.
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'ENOTDIR' || code === 'ERR_FS_EISDIR') return;
+      throw mapFsError(e, key, this.description, 'write');
     }
   }
 
   async close(): Promise<void> {}
 
+  /** Removes the temp files a crash left behind (see the header). */
+  private async sweep(): Promise<void> {
+    const cutoff = Date.now() - this.tempGraceMs;
+    const walk = async (dir: string): Promise<void> => {
+      let entries;
+      try {
+        entries = await fs.readdir(dir, { withFileTypes: true });
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT') return; // a new store: nothing yet
+        throw mapFsError(e, path.relative(this.root, dir) || '.', this.description, 'sweep');
+      }
+      await Promise.all(
+        entries.map(async (ent) => {
+          const file = path.join(dir, ent.name);
+          if (ent.isDirectory()) return walk(file);
+          if (!ent.isFile() || !TEMP_NAME.test(ent.name)) return;
+          try {
+            if ((await fs.lstat(file)).mtimeMs <= cutoff) await fs.rm(file, { force: true });
+          } catch (e) {
+            if ((e as NodeJS.ErrnoException).code === 'ENOENT') return; // its writer removed it
+            throw mapFsError(e, path.relative(this.root, file), this.description, 'sweep');
+          }
+        }),
+      );
+    };
+    await walk(this.root);
+  }
+
   private async writeTemp(target: string, data: Uint8Array): Promise<string> {
     const dir = path.dirname(target);
-    await this.ensureDir(dir);
+    const key = path.relative(this.root, target);
+    try {
+      await this.ensureDir(dir);
+    } catch (e) {
+      throw mapFsError(e, key, this.description, 'write');
+    }
     const tmp = path.join(dir, `.${path.basename(target)}${TEMP_MARK}${randomBytes(6).toString('hex')}`);
     let fh;
     try {
@@ -160,40 +245,97 @@ export class LocalObjectStore implements ObjectStore {
       if (this.fsync) await fh.sync();
     } catch (e) {
       await fh?.close().catch(() => {});
-      await fs.rm(tmp, { force: true });
-      throw mapFsError(e, path.relative(this.root, target), this.description);
+      await removeTemp(tmp);
+      throw mapFsError(e, key, this.description, 'write');
     }
     await fh.close();
     return tmp;
   }
 
-  private async ensureDir(dir: string): Promise<void> {
-    if (this.knownDirs.has(dir)) return;
-    await fs.mkdir(dir, { recursive: true });
-    // A new directory's own entry must be durable in its parent too.
-    await this.syncDir(path.dirname(dir));
-    this.knownDirs.add(dir);
+  /**
+   * Creates `dir` and makes its entry, and those of every directory created on the way, durable.
+   * Directories are done top-down and memoized, so a write never resolves while an ancestor it
+   * relies on, created by a concurrent write, is still unsynced.
+   */
+  private ensureDir(dir: string): Promise<void> {
+    let done = this.dirs.get(dir);
+    if (!done) {
+      done = this.makeDir(dir);
+      this.dirs.set(dir, done);
+      done.catch(() => this.dirs.delete(dir));
+    }
+    return done;
+  }
+
+  private async makeDir(dir: string): Promise<void> {
+    if (dir !== this.root) {
+      await this.ensureDir(path.dirname(dir));
+      await fs.mkdir(dir, { recursive: true }); // recursive: no EEXIST when it is already there
+      await this.syncDir(path.dirname(dir));
+      return;
+    }
+    // The root may be new, several levels deep: sync the parent of each directory mkdir made
+    // (it returns the first one), and nothing above, where this store has no business.
+    const first = await fs.mkdir(dir, { recursive: true });
+    if (first === undefined) return;
+    for (let d = dir; ; d = path.dirname(d)) {
+      await this.syncDir(path.dirname(d));
+      if (d === first) break;
+    }
   }
 
   private async syncDir(dir: string): Promise<void> {
     if (!this.fsync) return;
-    let fh;
     try {
-      fh = await fs.open(dir, 'r');
+      await this.fsyncDir(dir);
+    } catch (e) {
+      // Some file systems cannot fsync a directory at all; there, the synced data is the best
+      // there is. Any other failure means the entry may not be durable.
+      if (NO_DIR_SYNC.has((e as NodeJS.ErrnoException).code ?? '')) return;
+      throw mapFsError(e, path.relative(this.root, dir) || '.', this.description, 'write');
+    }
+  }
+
+  /** fsyncs one directory; the only place that does, so tests can observe or fail it. */
+  protected async fsyncDir(dir: string): Promise<void> {
+    const fh = await fs.open(dir, 'r');
+    try {
       await fh.sync();
-    } catch {
-      // Some file systems refuse fsync on directories; the data itself is already synced.
     } finally {
-      await fh?.close().catch(() => {});
+      await fh.close();
     }
   }
 }
 
-function mapFsError(e: unknown, key: string, where: string): Error {
-  const code = (e as NodeJS.ErrnoException).code;
-  if (code === 'ENOENT' || code === 'ENOTDIR') return new NotFoundError(`object ${key} not found in ${where}`, { cause: e });
-  if (code === 'EAGAIN' || code === 'EMFILE' || code === 'ENFILE' || code === 'EBUSY' || code === 'EINTR' || code === 'ENOSPC') {
-    return new UnavailableError(`transient storage error on ${key} in ${where}: ${(e as Error).message}`, { cause: e });
-  }
-  return new InternalError(`storage error on ${key} in ${where}: ${(e as Error).message}`, { cause: e });
+/**
+ * Best effort: a failure here must not hide the write's own outcome, and a temp file left behind
+ * is swept at the next open.
+ */
+async function removeTemp(tmp: string): Promise<void> {
+  await fs.rm(tmp, { force: true }).catch(() => {});
+}
+
+/** What file systems that cannot fsync a directory answer. */
+const NO_DIR_SYNC = new Set(['EINVAL', 'ENOTSUP', 'EOPNOTSUPP', 'EISDIR']);
+
+/** The storage refused: a retry will not help until someone fixes it. */
+const REFUSED = new Set(['EACCES', 'EPERM', 'EROFS', 'EIO', 'ENAMETOOLONG']);
+/** Transient: out of descriptors, busy, interrupted, out of space (someone may free some). */
+const TRANSIENT = new Set(['EAGAIN', 'EMFILE', 'ENFILE', 'EBUSY', 'EINTR', 'ENOSPC', 'EDQUOT']);
+/**
+ * A path in the way: on a read, the object is not there; on a write, the file tree cannot hold
+ * the key (an object where a directory must be, or the reverse), which no retry fixes; on the
+ * sweep, the root itself is not a directory.
+ */
+const PATH_CODES = new Set(['ENOENT', 'ENOTDIR', 'EISDIR', 'EEXIST']);
+
+/** `op` matters for the path codes: only on a read do they mean "no such object". */
+function mapFsError(e: unknown, key: string, where: string, op: 'read' | 'write' | 'sweep' = 'read'): Error {
+  if (e instanceof QuiverError) return e; // mapped already, deeper down
+  const code = (e as NodeJS.ErrnoException).code ?? '';
+  const message = (e as Error).message;
+  if (PATH_CODES.has(code) && op === 'read') return new NotFoundError(`object ${key} not found in ${where}`, { cause: e });
+  if (TRANSIENT.has(code)) return new UnavailableError(`transient storage error on ${key} in ${where}: ${message}`, { cause: e });
+  if (REFUSED.has(code) || PATH_CODES.has(code)) return new StorageError(`storage refused ${op} of ${key} in ${where}: ${message}`, { cause: e });
+  return new InternalError(`storage error on ${key} in ${where}: ${message}`, { cause: e });
 }

@@ -9,8 +9,16 @@
  * is how a stale writer learns it is fenced.
  *
  * Errors: a missing object is `NotFoundError`; a lost create race is `AlreadyExistsError`;
- * a transient backend failure is `UnavailableError` (retryable). Implementations do not retry;
- * `RetryingObjectStore` adds that in one place.
+ * a transient backend failure is `UnavailableError` (retryable); a refusal no retry fixes
+ * (permissions, read-only, I/O error, bad credentials, missing bucket) is `StorageError`.
+ * Implementations do not retry; `RetryingObjectStore` adds that in one place.
+ *
+ * A custom implementation need not use these classes: Quiver recognises errors by shape
+ * (`isQuiverError` in errors.ts). Throw any object, usually an Error, with a string `kind` from
+ * `ErrorKind` ('not_found', 'already_exists', 'unavailable', 'storage', ...) and, optionally, a
+ * boolean `retryable` that must be `true` exactly for 'unavailable':
+ * `throw Object.assign(new Error('throttled'), { kind: 'unavailable', retryable: true })`.
+ * An error without a known `kind` is never retried.
  *
  * Buffers: `put` / `putIfAbsent` may read `data` only until their promise settles; an
  * implementation that keeps the bytes must copy them (MemoryObjectStore does). The WAL reuses

@@ -21,7 +21,7 @@ import {
   type BucketLocationConstraint,
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
-import { AlreadyExistsError, InternalError, InvalidError, NotFoundError, type QuiverError, UnavailableError } from '../errors.js';
+import { AlreadyExistsError, InternalError, InvalidError, NotFoundError, type QuiverError, StorageError, UnavailableError } from '../errors.js';
 import { type ByteRange, checkKey, type ObjectMeta, type ObjectStore } from './object-store.js';
 
 export interface S3StoreOptions {
@@ -231,7 +231,7 @@ interface SdkErrorShape {
   message?: string;
   Code?: string;
   code?: string;
-  $metadata?: { httpStatusCode?: number };
+  $metadata?: { httpStatusCode?: number; clockSkewCorrected?: boolean };
 }
 
 /** The S3 error code (NoSuchKey, SlowDown, ...) or the SDK's error name (TimeoutError). */
@@ -257,6 +257,23 @@ const TRANSIENT_CODES = new Set([
   'InternalError',
   'ServiceUnavailable',
   'TimeoutError',
+  // A clock-skew refusal: the SDK has just corrected its clock offset from the server's Date,
+  // so the next attempt is signed right.
+  'RequestTimeTooSkewed',
+  'RequestExpired',
+  'RequestInTheFuture',
+]);
+
+/**
+ * S3 refusing for a reason no retry fixes: credentials, permissions, a disabled account or
+ * bucket (a missing bucket is handled first, with its own message). Any other 403 counts too (a HEAD answers a bare "Forbidden", without a code).
+ */
+const REFUSED_CODES = new Set([
+  'AccessDenied',
+  'AllAccessDisabled',
+  'AccountProblem',
+  'InvalidAccessKeyId',
+  'SignatureDoesNotMatch',
 ]);
 
 /** Socket-level failures: the request may or may not have reached the server. */
@@ -288,13 +305,20 @@ export function mapS3Error(e: unknown, op: string, key: string, store: string, b
   const options = { cause: e };
 
   // A missing bucket is a configuration problem, not an absent object: never let it read as "empty".
-  if (code === 'NoSuchBucket') return new InvalidError(`${what}: bucket ${bucket} does not exist`, options);
+  if (code === 'NoSuchBucket') return new StorageError(`${what}: bucket ${bucket} does not exist`, options);
   if (status === 412 || code === 'PreconditionFailed') return new AlreadyExistsError(`object ${key} already exists in ${store}`, options);
   // AWS answers 409 when a conditional write races another in-flight one; retrying resolves it.
   if (code === 'ConditionalRequestConflict') return new UnavailableError(`${what}: conflicting concurrent write (${detail})`, options);
   if (status === 404 || code === 'NoSuchKey' || code === 'NotFound') return new NotFoundError(`object ${key} not found in ${store}`, options);
-  if ((status !== undefined && (status >= 500 || status === 429)) || (code !== undefined && TRANSIENT_CODES.has(code))) {
+  if (
+    (status !== undefined && (status >= 500 || status === 429)) ||
+    (code !== undefined && TRANSIENT_CODES.has(code)) ||
+    err?.$metadata?.clockSkewCorrected === true // e.g. a SignatureDoesNotMatch that was only the clock
+  ) {
     return new UnavailableError(`${what}: transient S3 error (${detail})`, options);
+  }
+  if (status === 403 || (code !== undefined && REFUSED_CODES.has(code))) {
+    return new StorageError(`${what}: S3 refused the request (${detail}); check the credentials, permissions and bucket`, options);
   }
   if (err?.code !== undefined && NETWORK_CODES.has(err.code)) {
     return new UnavailableError(`${what}: network error (${err.code}: ${err.message})`, options);

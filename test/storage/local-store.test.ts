@@ -2,6 +2,7 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import test from 'ava';
+import { isQuiverError } from '../../src/errors.js';
 import { LocalObjectStore } from '../../src/storage/local-store.js';
 import { objectStoreConformance } from './conformance.js';
 
@@ -21,4 +22,150 @@ test('local: leftover temp files are not listed', async (t) => {
   await store.put('a/b', Uint8Array.from([1]));
   await fs.writeFile(path.join(dir, 'a', '.c.tmp.123456'), 'partial');
   t.deepEqual(await store.list('a/'), [{ key: 'a/b', size: 1 }]);
+});
+
+/** Records every directory fsync once done; fails them with `failWith`, or runs `before` first. */
+class SyncSpyStore extends LocalObjectStore {
+  readonly synced: string[] = [];
+  failWith: string | undefined;
+  before: ((dir: string) => Promise<void>) | undefined;
+  protected override async fsyncDir(dir: string): Promise<void> {
+    if (this.failWith) {
+      this.synced.push(dir);
+      throw Object.assign(new Error(`${this.failWith}: fsync ${dir}`), { code: this.failWith });
+    }
+    await this.before?.(dir);
+    await super.fsyncDir(dir);
+    this.synced.push(dir);
+  }
+}
+
+const bytes = (...values: number[]) => Uint8Array.from(values);
+const exists = (file: string) => fs.access(file).then(() => true, () => false);
+const twoMinutesAgo = () => new Date(Date.now() - 120_000);
+
+test('local: opening sweeps stale temp files and second hard links, and nothing else', async (t) => {
+  const dir = await makeDir();
+  t.teardown(() => fs.rm(dir, { recursive: true, force: true }));
+  const before = new LocalObjectStore(dir);
+  await before.put('a/obj', bytes(1, 2, 3));
+  await before.putIfAbsent('a/b/wal1', bytes(4, 5));
+  await before.put('a/report.tmp.txt', bytes(6)); // a user's name with the mark, not a temp file
+  // What a crash leaves: a partial write, and a putIfAbsent stopped between link and rm.
+  const partial = path.join(dir, 'a', '.obj.tmp.0123456789ab');
+  const secondLink = path.join(dir, 'a', 'b', '.wal1.tmp.aaaaaaaaaaaa');
+  await fs.writeFile(partial, 'partial');
+  await fs.link(path.join(dir, 'a', 'b', 'wal1'), secondLink);
+  t.is((await fs.stat(secondLink)).nlink, 2);
+  for (const f of [partial, secondLink]) await fs.utimes(f, twoMinutesAgo(), twoMinutesAgo());
+  // Another process's write in progress: too young to be a leftover.
+  const live = path.join(dir, 'a', '.other.tmp.bbbbbbbbbbbb');
+  await fs.writeFile(live, 'in flight');
+
+  const store = await LocalObjectStore.open(dir);
+  t.false(await exists(partial));
+  t.false(await exists(secondLink));
+  t.true(await exists(live), 'a temp file within the grace period is kept');
+  t.deepEqual(await store.get('a/obj'), bytes(1, 2, 3));
+  t.deepEqual(await store.get('a/b/wal1'), bytes(4, 5));
+  t.is((await fs.stat(path.join(dir, 'a', 'b', 'wal1'))).nlink, 1);
+  t.deepEqual((await store.list('a/')).map((m) => m.key), ['a/b/wal1', 'a/obj', 'a/report.tmp.txt']);
+  // A key the sweep would take for a temp file is refused rather than silently lost later.
+  t.true(isQuiverError(await t.throwsAsync(store.put('a/.x.tmp.0a', bytes(1))), 'invalid'));
+});
+
+test('local: a store made with new sweeps lazily, before its first operation', async (t) => {
+  const dir = await makeDir();
+  t.teardown(() => fs.rm(dir, { recursive: true, force: true }));
+  await fs.mkdir(path.join(dir, 'x', 'y'), { recursive: true });
+  const leftover = path.join(dir, 'x', 'y', '.k.tmp.0f0f0f0f0f0f');
+  await fs.writeFile(leftover, 'partial');
+  const store = new LocalObjectStore(dir, { tempGraceMs: 0 });
+  t.true(await exists(leftover), 'constructing does no I/O');
+  t.is(await store.head('x/y/k'), undefined);
+  t.false(await exists(leftover));
+});
+
+test('local: a write syncs the parent of every directory it creates, the root included', async (t) => {
+  const base = await makeDir();
+  t.teardown(() => fs.rm(base, { recursive: true, force: true }));
+  const root = path.join(base, 'new', 'root');
+  const store = new SyncSpyStore(root);
+  await store.put('a/b/c/k', bytes(1));
+  const at = (...parts: string[]) => path.join(root, ...parts);
+  t.deepEqual([...new Set(store.synced)].sort(), [base, path.join(base, 'new'), root, at('a'), at('a', 'b'), at('a', 'b', 'c')].sort());
+  store.synced.length = 0;
+  await store.put('a/b/d/k', bytes(2));
+  t.deepEqual(store.synced.sort(), [at('a', 'b'), at('a', 'b', 'd')]);
+});
+
+test('local: a write into a directory another write just created waits for its ancestors to be synced', async (t) => {
+  const dir = await makeDir();
+  t.teardown(() => fs.rm(dir, { recursive: true, force: true }));
+  const store = new SyncSpyStore(dir);
+  let rootSyncStarted!: () => void;
+  const started = new Promise<void>((r) => (rootSyncStarted = r));
+  store.before = async (d) => {
+    if (d !== dir) return;
+    rootSyncStarted();
+    await new Promise((r) => setTimeout(r, 100)); // the new "a" is not durable in the root yet
+  };
+  const first = store.put('a/b/c/k', bytes(1));
+  await started;
+  await store.put('a/b/d/k', bytes(2));
+  t.true(store.synced.includes(dir), 'the second write resolved before "a" was durable in the root');
+  await first;
+});
+
+test('local: a directory fsync failure fails the write, unless directory fsync is not supported', async (t) => {
+  const dir = await makeDir();
+  t.teardown(() => fs.rm(dir, { recursive: true, force: true }));
+  const store = new SyncSpyStore(dir);
+  for (const code of ['EINVAL', 'ENOTSUP', 'EOPNOTSUPP', 'EISDIR']) {
+    store.failWith = code;
+    await t.notThrowsAsync(store.put(`ok-${code}`, bytes(1)), code);
+  }
+  store.failWith = 'EIO';
+  const e = await t.throwsAsync(store.putIfAbsent('sub/k', bytes(1)));
+  t.true(isQuiverError(e, 'storage'), `${e?.name}: ${e?.message}`);
+  t.regex(e!.message, /EIO/);
+  t.true(store.synced.length > 4, 'the failing fsync was reached');
+});
+
+test('local: a refused write is a storage error, not internal and not retryable', async (t) => {
+  const dir = await makeDir();
+  t.teardown(() => fs.rm(dir, { recursive: true, force: true }));
+  const store = new LocalObjectStore(dir);
+  let e;
+  if (process.getuid?.() === 0) {
+    // Root writes through chmod 0o555; a regular file where a directory must be refuses as surely.
+    await store.put('f', bytes(1));
+    e = await t.throwsAsync(store.put('f/k', bytes(2)));
+  } else {
+    const ro = path.join(dir, 'ro');
+    await fs.mkdir(ro);
+    await fs.chmod(ro, 0o555);
+    t.teardown(() => fs.chmod(ro, 0o755));
+    e = await t.throwsAsync(store.put('ro/k', bytes(2)));
+    t.regex(e!.message, /EACCES/);
+  }
+  t.true(isQuiverError(e, 'storage'), `${e?.name}: ${e?.message}`);
+  t.is(e!.name, 'StorageError');
+  t.false((e as { retryable?: boolean }).retryable);
+  // A name the file system cannot hold, whoever runs the test.
+  const long = await t.throwsAsync(store.put('x'.repeat(300), bytes(1)));
+  t.true(isQuiverError(long, 'storage'), `${long?.name}: ${long?.message}`);
+});
+
+test('local: keys where the file tree has an object or a directory in the way are not objects', async (t) => {
+  const dir = await makeDir();
+  t.teardown(() => fs.rm(dir, { recursive: true, force: true }));
+  const store = new LocalObjectStore(dir);
+  await store.put('f', bytes(1));
+  await store.put('d/k', bytes(2));
+  await t.notThrowsAsync(store.delete('f/k'), 'deleting a missing object is not an error');
+  await t.notThrowsAsync(store.delete('d'));
+  t.true(isQuiverError(await t.throwsAsync(store.get('f/k')), 'not_found'));
+  t.true(isQuiverError(await t.throwsAsync(store.get('d')), 'not_found'));
+  t.deepEqual((await store.list('')).map((m) => m.key), ['d/k', 'f']);
 });

@@ -48,21 +48,22 @@ test('s3: a stopped server is unavailable (retryable), naming the key and the st
   t.regex(e!.message, /some\/key on s3:\/\/nowhere\/p/);
 });
 
-test('s3: a missing bucket is invalid, not an empty store', async (t) => {
+test('s3: a missing bucket is a storage error, not an empty store', async (t) => {
   const store = new S3ObjectStore({ bucket: 'quiver-test-no-such-bucket', ...loadS3Env() });
   t.teardown(() => store.close());
   for (const op of [() => store.get('k'), () => store.list(''), () => store.put('k', new Uint8Array(1))]) {
     const e = await t.throwsAsync(op());
-    t.true(isQuiverError(e, 'invalid'), e?.message);
+    t.true(isQuiverError(e, 'storage'), e?.message);
     t.regex(e!.message, /bucket quiver-test-no-such-bucket does not exist/);
   }
 });
 
-test('s3: wrong credentials are an internal error (not retryable)', async (t) => {
+test('s3: wrong credentials are a storage error (not retryable)', async (t) => {
   const store = new S3ObjectStore({ bucket: 'b', ...loadS3Env(), secretAccessKey: 'wrong' });
   t.teardown(() => store.close());
   const e = await t.throwsAsync(store.get('k'));
-  t.true(isQuiverError(e, 'internal'), e?.message);
+  t.true(isQuiverError(e, 'storage'), e?.message);
+  t.false(isQuiverError(e) && e.retryable);
   t.regex(e!.message, /SignatureDoesNotMatch|AccessDenied|InvalidAccessKeyId/);
 });
 
@@ -94,7 +95,7 @@ test('mapS3Error: S3 answers and socket failures map to Quiver kinds', (t) => {
   t.is(kind(sdk('ConditionalRequestConflict', 409)), 'unavailable');
   t.is(kind(sdk('NoSuchKey', 404)), 'not_found');
   t.is(kind(sdk('NotFound', 404)), 'not_found'); // HEAD: no body, so no code
-  t.is(kind(sdk('NoSuchBucket', 404)), 'invalid');
+  t.is(kind(sdk('NoSuchBucket', 404)), 'storage');
   t.is(kind(sdk('SlowDown', 503)), 'unavailable');
   t.is(kind(sdk('InternalError', 500)), 'unavailable');
   t.is(kind(sdk('Unknown', 502)), 'unavailable');
@@ -104,7 +105,16 @@ test('mapS3Error: S3 answers and socket failures map to Quiver kinds', (t) => {
   for (const code of ['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIPE']) {
     t.is(kind(Object.assign(new Error(`${code} happened`), { code })), 'unavailable', code);
   }
-  t.is(kind(sdk('AccessDenied', 403)), 'internal');
+  // Refusals no retry fixes: fix the credentials, permissions or bucket first.
+  for (const code of ['AccessDenied', 'InvalidAccessKeyId', 'SignatureDoesNotMatch', 'AllAccessDisabled']) {
+    t.is(kind(sdk(code, 403)), 'storage', code);
+  }
+  t.is(kind(sdk('Forbidden', 403)), 'storage'); // HEAD: no body, so no code
+  t.false(mapS3Error(sdk('AccessDenied', 403), 'get', 'k', 's3://b/p', 'b').retryable);
+  // Clock skew: the SDK has corrected its offset, so the next attempt succeeds.
+  t.is(kind(sdk('RequestTimeTooSkewed', 403)), 'unavailable');
+  t.is(kind(sdk('SignatureDoesNotMatch', 403, { $metadata: { httpStatusCode: 403, clockSkewCorrected: true } })), 'unavailable');
+  t.is(kind(sdk('InvalidArgument', 400)), 'internal');
   t.is(kind(new TypeError('bug')), 'internal');
   const e = mapS3Error(sdk('SlowDown', 503), 'put', 'wal/0001', 's3://b/p', 'b');
   t.true(e.retryable);
