@@ -22,7 +22,7 @@ import { Table } from './table/table.js';
 import { IndexingContext } from './index/indexing.js';
 import { loadIndexModel } from './table/index-training.js';
 import { TableSchema } from './table/table-schema.js';
-import { randomUUID } from './util/uuid.js';
+import { type Runtime, runtimeUuid, systemRuntime } from './util/runtime.js';
 
 export interface S3ConnectOptions {
   endpoint?: string;
@@ -44,6 +44,11 @@ export interface ConnectOptions {
   store?: ObjectStore;
   /** Bytes of flushed generations kept in memory for reads (default 512 MiB). */
   generationCacheBytes?: number;
+  /**
+   * Clock, timers and randomness for the write path (default: the system's). The deterministic
+   * simulation passes a simulated runtime; applications leave it alone.
+   */
+  runtime?: Runtime;
 }
 
 export interface CreateTableOptions {
@@ -77,7 +82,7 @@ export class Database {
     const meta: TableMeta = {
       format_version: TABLE_FORMAT_VERSION,
       name,
-      table_id: randomUUID(),
+      table_id: runtimeUuid(this.options.runtime ?? systemRuntime),
       created_at: new Date().toISOString(),
       fields: schema.fields.map((f) => ({ name: f.name, type: String(f.type), nullable: f.nullable })),
       schema_ipc: encodeSchema(schema),
@@ -142,6 +147,7 @@ export class Database {
       writerOverrides: this.options.writer ?? {},
       indexing,
       metaStore: this.catalog.metaStore(meta.name),
+      runtime: this.options.runtime ?? systemRuntime,
     });
   }
 
@@ -154,7 +160,7 @@ export class Database {
 export async function connect(uri = './quiver-data', options: ConnectOptions = {}): Promise<Database> {
   // Every backend, including one passed in, gets the same retry policy for transient errors.
   const base = options.store ?? openStore(uri, options);
-  return new Database(new RetryingObjectStore(base, options.retry), options);
+  return new Database(new RetryingObjectStore(base, options.retry, options.runtime), options);
 }
 
 /** The backend a URI names, without retries. */

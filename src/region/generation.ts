@@ -11,7 +11,6 @@
  * manifest counts, so a flush that dies before its manifest commit leaves an orphan folder that
  * readers never look at.
  */
-import { randomBytes } from 'node:crypto';
 import { RecordBatch, Table, tableFromIPC, tableToIPC, makeData, Struct } from 'apache-arrow';
 import { takeData } from '../../exec/kernels/take.js';
 import { DataError, isQuiverError } from '../errors.js';
@@ -26,6 +25,7 @@ import { batchKeyReader } from '../table/primary-key.js';
 import type { TableSchema } from '../table/table-schema.js';
 import { KeyDeduper } from './key-dedup.js';
 import type { RegionLayout } from './layout.js';
+import type { Runtime } from '../util/runtime.js';
 
 export const GENERATION_DATA_FILE = 'data.arrow';
 export const GENERATION_PK_FILTER_FILE = 'pk_filter.bin';
@@ -74,8 +74,9 @@ export async function writeGeneration(
   generation: number,
   batches: RecordBatch[],
   indexing: IndexingContext,
+  runtime: Runtime,
 ): Promise<LoadedGeneration> {
-  const folder = `${randomBytes(4).toString('hex')}_gen_${generation}`;
+  const folder = `${runtime.randomHex(4)}_gen_${generation}`;
   // Indexes are rebuilt over the deduplicated rows (their positions differ from the MemTable's)
   // and written as sidecars, so the generation is searchable without re-indexing.
   const indexes = indexing.build(batches);

@@ -38,6 +38,7 @@ import type { GenerationCache } from './generation-cache.js';
 import type { IndexingContext } from '../index/indexing.js';
 import type { RegionLayout } from './layout.js';
 import type { RegionWriterConfig } from './writer-config.js';
+import { type Runtime, type TimerHandle, sleep } from '../util/runtime.js';
 
 export interface RegionWriterOptions {
   store: ObjectStore;
@@ -47,6 +48,8 @@ export interface RegionWriterOptions {
   config: RegionWriterConfig;
   generations: GenerationCache;
   indexing: IndexingContext;
+  /** Clock, timers and randomness (the simulation injects its own). */
+  runtime: Runtime;
 }
 
 /** What a reader needs of a region at one instant. */
@@ -73,7 +76,7 @@ export class RegionWriter {
   private active: MemTable;
   private readonly frozen: MemTable[] = [];
   private appender!: WalAppender;
-  private timer: NodeJS.Timeout | undefined;
+  private timer: TimerHandle | undefined;
   private flushChain: Promise<void> = Promise.resolve();
   private failure: QuiverError | undefined;
   private closing = false;
@@ -226,14 +229,14 @@ export class RegionWriter {
 
   private armTimer(): void {
     if (this.timer) return;
-    this.timer = setTimeout(() => {
+    this.timer = this.opts.runtime.setTimer(() => {
       this.timer = undefined;
       this.flushWal(this.active);
     }, this.opts.config.maxWalFlushIntervalMs);
   }
 
   private clearTimer(): void {
-    if (this.timer) clearTimeout(this.timer);
+    if (this.timer) this.opts.runtime.clearTimer(this.timer);
     this.timer = undefined;
   }
 
@@ -285,7 +288,7 @@ export class RegionWriter {
         if (err.kind === 'fenced' || this.failure) return this.fail(err);
         if (this.closing && attempt >= CLOSE_FLUSH_ATTEMPTS) return this.fail(err);
         // Retry the same generation; later ones wait behind it so the cursor stays contiguous.
-        await new Promise((r) => setTimeout(r, Math.min(FLUSH_RETRY_MAX_DELAY_MS, 50 * 2 ** attempt)));
+        await sleep(this.opts.runtime, Math.min(FLUSH_RETRY_MAX_DELAY_MS, 50 * 2 ** attempt));
       }
     }
   }
@@ -295,7 +298,7 @@ export class RegionWriter {
     // Everything up to the MemTable's last WAL entry is durable; the fence check inside commit
     // stops a fenced writer before it publishes.
     const rows = dedupForFlush(schema, mt.store.range(0, mt.batchCount));
-    const gen = await writeGeneration(store, layout, schema, mt.generation, rows, this.opts.indexing);
+    const gen = await writeGeneration(store, layout, schema, mt.generation, rows, this.opts.indexing, this.opts.runtime);
     const manifest = await this.manifests.commit(this.epoch, (latest) => ({
       ...latest,
       replayAfterWalEntryPosition: Math.max(latest.replayAfterWalEntryPosition, mt.lastWalPosition),
@@ -317,21 +320,22 @@ export class RegionWriter {
     const max = this.opts.config.maxUnflushedMemtableBytes;
     if (this.unflushedBytes < max) return;
     this.stats.backpressureWaits++;
-    const deadline = Date.now() + this.opts.config.backpressureTimeoutMs;
+    const clock = this.opts.runtime;
+    const deadline = clock.now() + this.opts.config.backpressureTimeoutMs;
     while (this.unflushedBytes >= max) {
       this.checkWritable();
       // Only frozen MemTables drain; if everything sits in the active one, freeze it.
       if (this.frozen.length === 0) this.freeze();
-      const remaining = deadline - Date.now();
+      const remaining = deadline - clock.now();
       if (remaining <= 0) {
         throw new UnavailableError(
           `region ${this.regionId}: write timed out after ${this.opts.config.backpressureTimeoutMs} ms of backpressure (${this.unflushedBytes} unflushed bytes, limit ${max}); retry later`,
         );
       }
       await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, remaining);
+        const t = clock.setTimer(resolve, remaining);
         this.roomWaiters.push(() => {
-          clearTimeout(t);
+          clock.clearTimer(t);
           resolve();
         });
       });

@@ -10,6 +10,7 @@
  * object back: identical bytes mean the earlier attempt won, and the call succeeds.
  */
 import { AlreadyExistsError, isQuiverError } from '../errors.js';
+import { type Runtime, sleep, systemRuntime } from '../util/runtime.js';
 import type { ByteRange, ObjectMeta, ObjectStore } from './object-store.js';
 
 export interface RetryOptions {
@@ -30,6 +31,7 @@ export class RetryingObjectStore implements ObjectStore {
   constructor(
     readonly inner: ObjectStore,
     options: RetryOptions = {},
+    private readonly runtime: Runtime = systemRuntime,
   ) {
     this.description = inner.description;
     this.maxAttempts = Math.max(1, options.maxAttempts ?? 5);
@@ -88,7 +90,7 @@ export class RetryingObjectStore implements ObjectStore {
         if (!isQuiverError(e, 'unavailable') || attempt >= this.maxAttempts) throw e;
         onTransient?.();
         const cap = Math.min(this.maxDelayMs, this.baseDelayMs * 2 ** (attempt - 1));
-        await new Promise((r) => setTimeout(r, Math.random() * cap));
+        await sleep(this.runtime, this.runtime.random() * cap);
       }
     }
   }

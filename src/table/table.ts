@@ -29,6 +29,7 @@ import type { VersionedStore } from '../manifest/versioned-store.js';
 import { type CreateIndexOptions, type IndexDef, makeIndexDef } from './index-def.js';
 import { type SearchRequest, runSearch } from './table-search.js';
 import { trainIndexModel } from './index-training.js';
+import type { Runtime } from '../util/runtime.js';
 
 export interface TableContext {
   store: ObjectStore;
@@ -41,6 +42,7 @@ export interface TableContext {
   indexing: IndexingContext;
   /** The table's metadata versions (index definitions are committed there). */
   metaStore: VersionedStore<TableMeta>;
+  runtime: Runtime;
 }
 
 export interface ScanOptions {
@@ -268,6 +270,7 @@ export class Table {
         config: this.config,
         generations: this.ctx.generations,
         indexing: this.ctx.indexing,
+        runtime: this.ctx.runtime,
       });
     })();
     this.writers.set(regionId, opening);
