@@ -101,6 +101,8 @@ export class Database {
     this.checkOpen();
     checkTableName(name);
     let table = this.tables.get(name);
+    // A closed Table (the documented way to recover from `fenced`) is replaced by a new one.
+    if (table && (await table.catch(() => undefined))?.isClosed) table = undefined;
     if (!table) {
       table = this.catalog.load(name).then((meta) => this.makeTable(meta, new TableSchema(decodeSchema(meta.schema_ipc, `table ${name}`), meta.primary_key)));
       this.tables.set(name, table);

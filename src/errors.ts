@@ -125,3 +125,15 @@ export function isQuiverError(e: unknown, kind?: ErrorKind): e is QuiverErrorLik
   if (retryable !== undefined && retryable !== (k === 'unavailable')) return false;
   return kind === undefined || k === kind;
 }
+
+/**
+ * The same failure as a QuiverError: itself when it is one, a QuiverError of its kind when it has
+ * the documented shape (a custom store's error), `internal` otherwise — never a guessed
+ * `unavailable`, which would make callers retry a permanent failure.
+ */
+export function toQuiverError(e: unknown, what: string): QuiverError {
+  if (e instanceof QuiverError) return e;
+  const message = `${what}: ${(e as Error)?.message ?? String(e)}`;
+  if (isQuiverError(e)) return new QuiverError(e.kind, message, { cause: e });
+  return new InternalError(message, { cause: e });
+}

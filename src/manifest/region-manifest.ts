@@ -7,6 +7,7 @@
  *     uint64 replay_after_wal_entry_position = 3;  uint64 wal_entry_position_last_seen = 4;
  *     uint64 current_generation = 6;  repeated FlushedGeneration flushed_generations = 8;
  *     uint32 region_spec_id = 10;  UUID region_id = 11;
+ *     string writer_id = 100;  uint64 replay_epoch_floor = 101;     (Quiver's own)
  *   }
  *   message FlushedGeneration { uint64 generation = 1; string path = 2; }
  *   message UUID { bytes uuid = 1; }
@@ -33,6 +34,19 @@ export interface RegionManifest {
   flushedGenerations: FlushedGeneration[];
   regionSpecId: number;
   regionId: string;
+  /**
+   * The unique id of the writer that claimed `writerEpoch` (a random UUID per opened writer).
+   * Two writers racing for one epoch write different bytes, so neither can mistake the other's
+   * claim for its own retried write (create-if-absent alone cannot tell them apart).
+   */
+  writerId: string;
+  /**
+   * Replay and tailing start from `replayAfterWalEntryPosition` with this as the newest epoch
+   * already seen: an entry after the cursor whose epoch is older was written by a fenced writer
+   * after a newer writer's fence sentinel (a zombie write) and is skipped. Without it, moving the
+   * cursor past the sentinel would forget the fence.
+   */
+  replayEpochFloor: number;
 }
 
 const root = protobuf.Root.fromJSON({
@@ -53,6 +67,8 @@ const root = protobuf.Root.fromJSON({
             flushed_generations: { rule: 'repeated', type: 'FlushedGeneration', id: 8 },
             region_spec_id: { type: 'uint32', id: 10 },
             region_id: { type: 'UUID', id: 11 },
+            writer_id: { type: 'string', id: 100 },
+            replay_epoch_floor: { type: 'uint64', id: 101 },
           },
         },
       },
@@ -61,7 +77,7 @@ const root = protobuf.Root.fromJSON({
 });
 const RegionManifestType = root.lookupType('quiver.RegionManifest');
 
-export function initialRegionManifest(regionId: string, regionSpecId: number): RegionManifest {
+export function initialRegionManifest(regionId: string, regionSpecId: number, writerId: string): RegionManifest {
   return {
     version: 1,
     writerEpoch: 1,
@@ -71,6 +87,8 @@ export function initialRegionManifest(regionId: string, regionSpecId: number): R
     flushedGenerations: [],
     regionSpecId,
     regionId,
+    writerId,
+    replayEpochFloor: 0,
   };
 }
 
@@ -84,6 +102,8 @@ export function encodeRegionManifest(m: RegionManifest): Uint8Array {
     flushed_generations: m.flushedGenerations.map((g) => ({ generation: g.generation, path: g.path })),
     region_spec_id: m.regionSpecId,
     region_id: { uuid: uuidToBytes(m.regionId) },
+    writer_id: m.writerId,
+    replay_epoch_floor: m.replayEpochFloor,
   });
   return RegionManifestType.encode(msg).finish();
 }
@@ -106,5 +126,7 @@ export function decodeRegionManifest(bytes: Uint8Array, what: string): RegionMan
     flushedGenerations: gens.map((g) => ({ generation: g.generation, path: g.path })),
     regionSpecId: o.region_spec_id as number,
     regionId: rid && rid.length === 16 ? bytesToUuid(Uint8Array.from(rid)) : '',
+    writerId: (o.writer_id as string) ?? '',
+    replayEpochFloor: (o.replay_epoch_floor as number) ?? 0,
   };
 }

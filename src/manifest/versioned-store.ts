@@ -97,7 +97,7 @@ export class VersionedStore<T> {
     return versions.length ? versions[versions.length - 1] : 0;
   }
 
-  private async exists(version: number): Promise<boolean> {
+  async exists(version: number): Promise<boolean> {
     return (await this.store.head(this.keyOf(version))) !== undefined;
   }
 

@@ -5,7 +5,8 @@
  *
  * The tail is incremental: while the manifest's replay cursor stays put, the next read fetches
  * only the entries appended since the last one. When the cursor moves (the writer flushed a
- * generation covering tailed rows) the tail is rebuilt from the new cursor.
+ * generation covering tailed rows) the tail is rebuilt from the new cursor, starting from the
+ * manifest's epoch floor, so a fenced writer's late entry past the cursor stays skipped.
  */
 import { RegionManifestStore } from '../manifest/region-manifest-store.js';
 import type { RegionManifest } from '../manifest/region-manifest.js';
@@ -52,7 +53,7 @@ export class RegionTail {
         replayAfter: manifest.replayAfterWalEntryPosition,
         memtable: new MemTable(manifest.currentGeneration, manifest.replayAfterWalEntryPosition, this.indexing.build([])),
         nextPosition: manifest.replayAfterWalEntryPosition + 1,
-        maxEpoch: 0,
+        maxEpoch: manifest.replayEpochFloor,
       };
     }
     const mt = state.memtable;

@@ -4,10 +4,11 @@
  *
  * Write path of a put:
  *   validate (by the table) -> backpressure -> freeze the active MemTable first if the batches
- *   would push it past a limit -> append to the active MemTable -> group commit: a WAL entry is
- *   written when the unflushed bytes reach `maxWalBufferSize` or when the group-commit timer
- *   (`maxWalFlushIntervalMs`, a real timer) fires -> the put resolves when the WAL entry holding
- *   its rows, and every entry before it, is on storage.
+ *   would push it past a limit -> append to the active MemTable -> group commit (leader /
+ *   follower): when no WAL write is in flight the rows are written at once; while one is, rows
+ *   gather and are written together when it completes. `maxWalBufferSize` (bytes gathered) and
+ *   `maxWalFlushIntervalMs` (a timer) are upper bounds, not the usual wait -> the put resolves
+ *   when the WAL entry holding its rows, and every entry before it, is on storage.
  *
  * Invariants it keeps:
  * - an ack is tied to the exact MemTable and batch count its rows end at (never released by
@@ -19,12 +20,16 @@
  * - opening claims `epoch + 1`, replays the WAL after the cursor and closes it with a fence
  *   sentinel, so no acknowledged write is lost and an older writer's next WAL write fails as
  *   fenced;
- * - after a failure the writer is finished: every pending and later write fails with the cause
- *   (FencedError when fenced, otherwise a retryable UnavailableError; the table then reopens a
- *   fresh writer, which replays the log).
+ * - every claim, WAL entry and manifest commit carries this writer's unique id, so a collision
+ *   is taken for "my write landed" only when the stored object is provably this writer's;
+ * - the manifest's epoch floor rises to this writer's epoch once the replay cursor passes its
+ *   fence sentinel, so no later replay or tail applies a fenced writer's late entry;
+ * - after a failure the writer is finished: every pending and later write fails with the cause,
+ *   whose kind says whether a fresh writer can help (`unavailable`) or not (`fenced`, `storage`,
+ *   `data`, `internal`). Generation flushes retry only transient errors.
  */
 import type { RecordBatch } from 'apache-arrow';
-import { ClosedError, QuiverError, UnavailableError } from '../errors.js';
+import { ClosedError, FencedError, QuiverError, toQuiverError, UnavailableError } from '../errors.js';
 import type { RegionManifest } from '../manifest/region-manifest.js';
 import { RegionManifestStore } from '../manifest/region-manifest-store.js';
 import { batchBytes } from '../memtable/batch-store.js';
@@ -38,7 +43,7 @@ import type { GenerationCache } from './generation-cache.js';
 import type { IndexingContext } from '../index/indexing.js';
 import type { RegionLayout } from './layout.js';
 import type { RegionWriterConfig } from './writer-config.js';
-import { type Runtime, type TimerHandle, sleep } from '../util/runtime.js';
+import { type Runtime, runtimeUuid, type TimerHandle, sleep } from '../util/runtime.js';
 
 export interface RegionWriterOptions {
   store: ObjectStore;
@@ -59,12 +64,22 @@ export interface RegionReadState {
   memtables: MemTableSnapshot[];
 }
 
+/** `open` takes writes; `failed` / `fenced` / `closed` never will again. */
+export type RegionWriterState = 'open' | 'fenced' | 'failed' | 'closed';
+
 export interface RegionWriterStats {
   epoch: number;
+  /** The writer's unique id, recorded in its claim, WAL entries and manifest commits. */
+  writerId: string;
+  state: RegionWriterState;
+  /** Why the writer stopped, when it did (`kind: message`). */
+  failure?: string;
   walEntries: number;
   walBytes: number;
   generationsFlushed: number;
   replayedEntries: number;
+  /** Most MemTable bytes (active + frozen) held at once while replaying. */
+  replayPeakUnflushedBytes: number;
   backpressureWaits: number;
 }
 
@@ -82,6 +97,11 @@ export class RegionWriter {
   private closing = false;
   private closed = false;
   private roomWaiters: (() => void)[] = [];
+  /** WAL entries handed to the appender and not yet settled (group commit gathers meanwhile). */
+  private walWritesPending = 0;
+  /** Position of this writer's fence sentinel: once the cursor passes it, the floor is ours. */
+  private sentinelPosition = Number.POSITIVE_INFINITY;
+  readonly writerId: string;
   private readonly limits: MemTableLimits;
   readonly stats: RegionWriterStats;
 
@@ -91,21 +111,22 @@ export class RegionWriter {
     claimed: RegionManifest,
   ) {
     this.manifest = claimed;
+    this.writerId = claimed.writerId;
     this.active = this.newMemTable(claimed.currentGeneration, claimed.replayAfterWalEntryPosition);
     const c = opts.config;
     this.limits = { maxBytes: c.maxMemtableSize, maxRows: c.maxMemtableRows, maxBatches: c.maxMemtableBatches };
-    this.stats = { epoch: claimed.writerEpoch, walEntries: 0, walBytes: 0, generationsFlushed: 0, replayedEntries: 0, backpressureWaits: 0 };
+    this.stats = { epoch: claimed.writerEpoch, writerId: claimed.writerId, state: 'open', walEntries: 0, walBytes: 0, generationsFlushed: 0, replayedEntries: 0, replayPeakUnflushedBytes: 0, backpressureWaits: 0 };
   }
 
   /** Claims the region (epoch + 1), replays its WAL and fences older writers. */
   static async open(opts: RegionWriterOptions): Promise<RegionWriter> {
     const manifests = new RegionManifestStore(opts.store, opts.layout.manifestDir, opts.layout.regionId, opts.config.manifestScanBatchSize);
-    const claimed = await manifests.claimEpoch(opts.regionSpecId);
+    const claimed = await manifests.claimEpoch(opts.regionSpecId, runtimeUuid(opts.runtime));
     const writer = new RegionWriter(opts, manifests, claimed);
     try {
       await writer.replay();
     } catch (e) {
-      writer.fail(asQuiverError(e, 'WAL replay failed'));
+      writer.fail(toQuiverError(e, 'WAL replay failed'));
       throw writer.failure;
     }
     return writer;
@@ -142,15 +163,31 @@ export class RegionWriter {
 
   private async replay(): Promise<void> {
     const { store, layout, schema } = this.opts;
-    const result = await replayAndFence(store, layout, schema.stored, this.manifest.replayAfterWalEntryPosition, this.epoch, (position, batches) => {
-      this.insertReplayed(position, batches);
-    });
+    const m = this.manifest;
+    const result = await replayAndFence(
+      store,
+      layout,
+      schema.stored,
+      { after: m.replayAfterWalEntryPosition, epochFloor: m.replayEpochFloor },
+      this.identity,
+      (position, batches) => this.insertReplayed(position, batches),
+    );
     this.stats.replayedEntries = result.applied;
+    this.sentinelPosition = result.sentinelPosition ?? result.nextPosition - 1;
     this.active.lastWalPosition = result.nextPosition - 1;
-    this.appender = new WalAppender(store, layout, schema.stored, this.epoch, result.nextPosition, this.opts.config.maxWalWritesInFlight);
+    this.appender = new WalAppender(store, layout, schema.stored, this.identity, result.nextPosition, this.opts.config.maxWalWritesInFlight);
   }
 
-  private insertReplayed(position: number, batches: RecordBatch[]): void {
+  private get identity(): { epoch: number; id: string } {
+    return { epoch: this.manifest.writerEpoch, id: this.writerId };
+  }
+
+  /**
+   * Replayed rows go through the same MemTable limits as puts, and replay waits for frozen
+   * MemTables to flush when unflushed bytes pass the backpressure threshold, so a long backlog
+   * is never held in memory all at once.
+   */
+  private async insertReplayed(position: number, batches: RecordBatch[]): Promise<void> {
     const bytes = batches.reduce((n, b) => n + batchBytes(b), 0);
     if (this.active.wouldOverflow(batches, bytes, this.limits)) this.freeze();
     const mt = this.active;
@@ -159,6 +196,12 @@ export class RegionWriter {
     mt.markDurable(end);
     mt.markVisible(end);
     mt.lastWalPosition = position;
+    this.stats.replayPeakUnflushedBytes = Math.max(this.stats.replayPeakUnflushedBytes, this.unflushedBytes);
+    if (mt.isFull(this.limits)) this.freeze();
+    while (this.unflushedBytes >= this.opts.config.maxUnflushedMemtableBytes && this.frozen.length > 0) {
+      await this.flushChain;
+      if (this.failure) throw this.failure;
+    }
   }
 
   /**
@@ -175,10 +218,40 @@ export class RegionWriter {
     const { end } = mt.append(batches);
     if (this.opts.config.visibility === 'memory') mt.markVisible(end); // indexes them too
     const durable = mt.whenDurable(end);
-    if (mt.store.bytesOf(mt.walEnqueued, mt.batchCount) >= this.opts.config.maxWalBufferSize) this.flushWal(mt);
+    // Leader/follower group commit: nothing in flight -> write now; otherwise gather until the
+    // in-flight write settles (onWalSettled), with size and the timer as upper bounds.
+    if (this.walWritesPending === 0 || mt.store.bytesOf(mt.walEnqueued, mt.batchCount) >= this.opts.config.maxWalBufferSize) this.flushWal(mt);
     else this.armTimer();
     if (mt.isFull(this.limits)) this.freeze();
     await durable;
+  }
+
+  /** The writer's state for `table.writerStats()`. */
+  get state(): RegionWriterState {
+    if (this.failure?.kind === 'fenced') return 'fenced';
+    if (this.failure && this.failure.kind !== 'closed') return 'failed';
+    if (this.closed || this.closing || this.failure) return 'closed';
+    return 'open';
+  }
+
+  /**
+   * Confirms this writer still holds the region before a read uses its in-memory state: one
+   * HEAD for the manifest version after the one it knows. If a newer version exists and a newer
+   * writer claimed it, this writer is fenced (its reads would miss that writer's acknowledged
+   * writes), and the caller reads the region from storage instead.
+   */
+  async confirmOwnership(): Promise<boolean> {
+    if (this.failure) return false;
+    const known = this.manifest.version;
+    if (!(await this.manifests.hasVersionAfter(known))) return !this.failure;
+    const latest = await this.manifests.readLatest();
+    try {
+      if (latest) this.manifests.checkFenced(latest, this.identity);
+    } catch (e) {
+      this.fail(toQuiverError(e, 'ownership check'));
+      return false;
+    }
+    return !this.failure;
   }
 
   /** A consistent view for a reader, captured synchronously so writes cannot tear it. */
@@ -248,6 +321,7 @@ export class RegionWriter {
     const end = mt.batchCount;
     if (start >= end) return;
     mt.walEnqueued = end;
+    this.walWritesPending++;
     const { position, durable } = this.appender.append(mt.store.range(start, end));
     if (position > 0) mt.lastWalPosition = position;
     // Index the rows while the WAL write is in flight; they become visible only when both are
@@ -259,9 +333,19 @@ export class RegionWriter {
         this.stats.walBytes += r.bytes;
         mt.markDurable(end);
         mt.markVisible(end);
+        this.onWalSettled();
       },
-      (e) => this.fail(asQuiverError(e, 'WAL write failed')),
+      (e) => {
+        this.fail(toQuiverError(e, 'WAL write failed'));
+        this.onWalSettled();
+      },
     );
+  }
+
+  /** The follower side of group commit: what gathered while a write was in flight goes now. */
+  private onWalSettled(): void {
+    this.walWritesPending--;
+    if (this.walWritesPending === 0 && !this.failure && this.active.walEnqueued < this.active.batchCount) this.flushWal(this.active);
   }
 
   // ---- freeze, flush, backpressure ----------------------------------------------------------
@@ -284,8 +368,10 @@ export class RegionWriter {
         await this.writeAndCommit(mt);
         return;
       } catch (e) {
-        const err = asQuiverError(e, 'generation flush failed');
-        if (err.kind === 'fenced' || this.failure) return this.fail(err);
+        const err = toQuiverError(e, `flush of generation ${mt.generation} failed`);
+        // Only a transient error is worth another attempt; any other fails the writer with its
+        // real cause (the rows stay in the WAL and are replayed by the next writer).
+        if (!err.retryable || this.failure) return this.fail(err);
         if (this.closing && attempt >= CLOSE_FLUSH_ATTEMPTS) return this.fail(err);
         // Retry the same generation; later ones wait behind it so the cursor stays contiguous.
         await sleep(this.opts.runtime, Math.min(FLUSH_RETRY_MAX_DELAY_MS, 50 * 2 ** attempt));
@@ -297,18 +383,34 @@ export class RegionWriter {
     const { store, layout, schema, generations } = this.opts;
     // Everything up to the MemTable's last WAL entry is durable; the fence check inside commit
     // stops a fenced writer before it publishes.
-    const rows = dedupForFlush(schema, mt.store.range(0, mt.batchCount));
-    const gen = await writeGeneration(store, layout, schema, mt.generation, rows, this.opts.indexing, this.opts.runtime);
-    const manifest = await this.manifests.commit(this.epoch, (latest) => ({
-      ...latest,
-      replayAfterWalEntryPosition: Math.max(latest.replayAfterWalEntryPosition, mt.lastWalPosition),
-      walEntryPositionLastSeen: Math.max(latest.walEntryPositionLastSeen, this.appender?.durablePosition ?? 0, mt.lastWalPosition),
-      currentGeneration: mt.generation + 1,
-      flushedGenerations: [...latest.flushedGenerations, { generation: mt.generation, path: gen.folder }],
-    }));
+    // A commit that landed while its response was lost (the last retry failed) is done: the
+    // latest manifest already lists this generation. Committing again would store it twice.
+    const covers = (m: RegionManifest) => m.flushedGenerations.some((g) => g.generation === mt.generation);
+    let gen: Awaited<ReturnType<typeof writeGeneration>> | undefined;
+    const latestNow = await this.manifests.readLatest();
+    if (latestNow) this.manifests.checkFenced(latestNow, this.identity);
+    if (!latestNow || !covers(latestNow)) {
+      const rows = dedupForFlush(schema, mt.store.range(0, mt.batchCount));
+      gen = await writeGeneration(store, layout, schema, mt.generation, rows, this.opts.indexing, this.opts.runtime);
+    }
+    const folder = gen?.folder;
+    const manifest = await this.manifests.commit(this.identity, (latest) => {
+      if (covers(latest) || folder === undefined) return undefined;
+      const cursor = Math.max(latest.replayAfterWalEntryPosition, mt.lastWalPosition);
+      return {
+        ...latest,
+        replayAfterWalEntryPosition: cursor,
+        // Past this writer's sentinel, every entry older than its epoch is a fenced writer's.
+        replayEpochFloor: cursor >= this.sentinelPosition ? Math.max(latest.replayEpochFloor, this.epoch) : latest.replayEpochFloor,
+        walEntryPositionLastSeen: Math.max(latest.walEntryPositionLastSeen, this.appender?.durablePosition ?? 0, mt.lastWalPosition),
+        currentGeneration: mt.generation + 1,
+        flushedGenerations: [...latest.flushedGenerations, { generation: mt.generation, path: folder }],
+      };
+    });
     // Publish the generation and retire the frozen MemTable in one synchronous step, so a
-    // reader sees the rows in exactly one of the two.
-    generations.put(layout, gen);
+    // reader sees the rows in exactly one of the two. (A generation committed by an earlier
+    // attempt is loaded from its own folder when read.)
+    if (gen && manifest.flushedGenerations.some((g) => g.path === gen.folder)) generations.put(layout, gen);
     this.manifest = manifest;
     const i = this.frozen.indexOf(mt);
     if (i >= 0) this.frozen.splice(i, 1);
@@ -333,11 +435,17 @@ export class RegionWriter {
         );
       }
       await new Promise<void>((resolve) => {
-        const t = clock.setTimer(resolve, remaining);
-        this.roomWaiters.push(() => {
+        const waiter = () => {
           clock.clearTimer(t);
           resolve();
-        });
+        };
+        // A waiter whose time ran out leaves the list, so timed-out puts do not pile up there.
+        const t = clock.setTimer(() => {
+          const i = this.roomWaiters.indexOf(waiter);
+          if (i >= 0) this.roomWaiters.splice(i, 1);
+          resolve();
+        }, remaining);
+        this.roomWaiters.push(waiter);
       });
     }
   }
@@ -348,16 +456,17 @@ export class RegionWriter {
     for (const w of waiters) w();
   }
 
+  /** Waiters for room under backpressure (diagnostics and tests). */
+  get roomWaiterCount(): number {
+    return this.roomWaiters.length;
+  }
+
   private fail(error: QuiverError): void {
     if (!this.failure) this.failure = error;
+    this.stats.state = this.state;
+    if (this.failure.kind !== 'closed') this.stats.failure = `${this.failure.kind}: ${this.failure.message}`;
     this.clearTimer();
     for (const m of [...this.frozen, this.active]) m.failWaiters(this.failure);
     this.wakeRoomWaiters();
   }
 }
-
-function asQuiverError(e: unknown, what: string): QuiverError {
-  if (e instanceof QuiverError) return e;
-  return new UnavailableError(`${what}: ${(e as Error)?.message ?? String(e)}`, { cause: e });
-}
-

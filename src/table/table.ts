@@ -2,23 +2,32 @@
  * Table: a named, primary-keyed collection of rows spread over regions.
  *
  * Writes are validated once, routed to regions by the region spec, and handed to each region's
- * RegionWriter (opened lazily on the first write, which claims that region for this process).
+ * RegionWriter. The writer opens — claims the region (epoch + 1), replays its WAL and fences
+ * older writers — lazily, on the first write to that region through this Table object.
  * A put touching several regions is atomic per region, not across regions.
  *
+ * One rule for a writer that fails: after a transient failure (`unavailable`) the next write
+ * opens a fresh writer, which replays the log; after any other (`fenced` — including losing a
+ * claim race —, `storage`, `data`, `internal`) the region stays failed for this Table object,
+ * and every write to it throws that error. Recovery is explicit: `table.close()`, then
+ * `db.openTable(name)` gives a new Table whose next write claims the region again.
+ *
  * Reads take a snapshot: for regions this process writes, the writer's in-memory state captured
- * synchronously; for the others, a read-only tail of the region's manifest and WAL. A scan then
- * walks each region's sources newest first and keeps only the newest version of each key.
+ * synchronously after confirming (one HEAD) that no newer writer has claimed the region; for the
+ * others, a read-only tail of the region's manifest and WAL. So a read sees every write any
+ * process acknowledged before it began. A scan then walks each region's sources newest first and
+ * keeps only the newest version of each key.
  */
 import { type Data, type DataType, makeBuilder, makeData, RecordBatch, Schema, Struct, type Table as ArrowTable } from 'apache-arrow';
 import { takeData } from '../../exec/kernels/take.js';
-import { AlreadyExistsError, ClosedError, InvalidError, isQuiverError, NotFoundError } from '../errors.js';
+import { AlreadyExistsError, ClosedError, InvalidError, isQuiverError, NotFoundError, type QuiverError, toQuiverError } from '../errors.js';
 import { takeBatch } from '../region/generation.js';
 import type { GenerationCache } from '../region/generation-cache.js';
 import { KeyDeduper } from '../region/key-dedup.js';
 import { RegionLayout } from '../region/layout.js';
 import { type RegionSpec, routeBatch, staticRegions } from '../region/region-spec.js';
 import { RegionTail } from '../region/region-tail.js';
-import { type RegionReadState, RegionWriter } from '../region/region-writer.js';
+import { type RegionReadState, RegionWriter, type RegionWriterStats } from '../region/region-writer.js';
 import { type RegionWriterConfig, resolveWriterConfig } from '../region/writer-config.js';
 import type { ObjectStore } from '../storage/object-store.js';
 import { keyVectorData } from './primary-key.js';
@@ -55,6 +64,8 @@ export class Table {
   private readonly writers = new Map<string, Promise<RegionWriter>>();
   private readonly tails = new Map<string, RegionTail>();
   private readonly registered = new Set<string>();
+  /** Regions whose writer failed for good (or lost its claim race): sticky for this object. */
+  private readonly regionFailures = new Map<string, QuiverError>();
   private readonly config: RegionWriterConfig;
   private closed = false;
   /** An IVF-PQ training in progress (one at a time per table). */
@@ -63,6 +74,11 @@ export class Table {
   constructor(private readonly ctx: TableContext) {
     this.name = ctx.meta.name;
     this.config = resolveWriterConfig({ ...ctx.meta.writer, ...ctx.writerOverrides });
+  }
+
+  /** Whether `close()` was called; `db.openTable` then hands out a new Table object. */
+  get isClosed(): boolean {
+    return this.closed;
   }
 
   /** The table's schema as the user declared it. */
@@ -180,10 +196,21 @@ export class Table {
     if (errors.length) throw errors[0];
   }
 
-  /** Writer statistics per region this process writes. */
-  async writerStats(): Promise<Record<string, RegionWriter['stats']>> {
-    const out: Record<string, RegionWriter['stats']> = {};
-    for (const [id, p] of this.writers) out[id] = (await p.catch(() => undefined))?.stats as RegionWriter['stats'];
+  /**
+   * The region writers of this Table object, by region id: epoch, writer id, state (`open`,
+   * `fenced`, `failed`, `closed`), the failure if any, and counters. A region appears once a
+   * write has tried to claim it; regions this process only reads do not appear.
+   */
+  async writerStats(): Promise<Record<string, RegionWriterStats>> {
+    const out: Record<string, RegionWriterStats> = {};
+    for (const [id, p] of this.writers) {
+      const w = await p.catch(() => undefined);
+      if (w) out[id] = { ...w.stats, state: w.state };
+    }
+    for (const [id, failure] of this.regionFailures) {
+      if (out[id]) continue;
+      out[id] = { epoch: 0, writerId: '', state: failure.kind === 'fenced' ? 'fenced' : 'failed', failure: `${failure.kind}: ${failure.message}`, walEntries: 0, walBytes: 0, generationsFlushed: 0, replayedEntries: 0, replayPeakUnflushedBytes: 0, backpressureWaits: 0 };
+    }
     return out;
   }
 
@@ -252,12 +279,14 @@ export class Table {
   }
 
   private async writerFor(regionId: string, value: unknown): Promise<RegionWriter> {
+    const sticky = this.regionFailures.get(regionId);
+    if (sticky) throw sticky;
     const existing = this.writers.get(regionId);
     if (existing) {
       const writer = await existing.catch(() => undefined);
       // A writer that failed for a transient reason is replaced by a fresh one, which replays
-      // the log; a fenced one stays fenced (another process owns the region now).
-      if (writer && (!writer.failed || writer.failed.kind === 'fenced')) return writer;
+      // the log; any other failure stays (see the class comment).
+      if (writer && (!writer.failed || !writer.failed.retryable)) return writer;
       if (this.writers.get(regionId) !== existing) return this.writerFor(regionId, value);
     }
     const opening = (async () => {
@@ -274,7 +303,12 @@ export class Table {
       });
     })();
     this.writers.set(regionId, opening);
-    opening.catch(() => this.writers.get(regionId) === opening && this.writers.delete(regionId));
+    opening.catch((e: unknown) => {
+      if (this.writers.get(regionId) === opening) this.writers.delete(regionId);
+      // Losing the claim race (fenced) or a permanent error is sticky, like a writer's failure.
+      const err = toQuiverError(e, `opening the writer of region ${regionId}`);
+      if (!err.retryable) this.regionFailures.set(regionId, err);
+    });
     return opening;
   }
 
@@ -302,14 +336,16 @@ export class Table {
   /** One consistent read state per region. */
   async readStates(): Promise<{ layout: RegionLayout; state: RegionReadState }[]> {
     const ids = await this.regionIds();
-    // Capture every local writer's state in one synchronous step first.
+    // A local writer's memory is only current while it still holds its region: confirm that
+    // first (one HEAD each, in parallel), then capture every such state in one synchronous step.
     const local = new Map<string, RegionReadState>();
     const settled = new Map<string, RegionWriter>();
     for (const [id, p] of this.writers) {
       const w = await p.catch(() => undefined);
       if (w && !w.failed) settled.set(id, w);
     }
-    for (const [id, w] of settled) local.set(id, w.readState());
+    const owned = await Promise.all([...settled].map(async ([id, w]) => [id, w, await w.confirmOwnership()] as const));
+    for (const [id, w, ok] of owned) if (ok && !w.failed) local.set(id, w.readState());
     const out: { layout: RegionLayout; state: RegionReadState }[] = [];
     for (const id of ids) {
       const layout = new RegionLayout(this.ctx.tableKey, id);

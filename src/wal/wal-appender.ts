@@ -3,7 +3,9 @@
  *
  * Positions are assigned in call order, 1-based and contiguous. Every entry is written
  * create-if-absent, so two writers can never both own a position: a collision with an entry of
- * a newer epoch means this writer is fenced.
+ * a newer epoch means this writer is fenced. A collision counts as "my earlier attempt landed"
+ * only when the stored entry is provably this writer's: its bytes are exactly the ones this
+ * writer sent (they carry its unique writer id), never merely the same epoch.
  *
  * Several entries may be in flight at once (`maxInFlight`) to hide storage latency, but an
  * append resolves only when its entry *and every earlier one* are on storage: replay stops at the
@@ -14,7 +16,8 @@
  * gap that stops replay of acknowledged data (lance-memwal.md pitfall 8).
  */
 import type { RecordBatch, Schema } from 'apache-arrow';
-import { FencedError, isQuiverError, QuiverError, UnavailableError } from '../errors.js';
+import { DataError, FencedError, isQuiverError, type QuiverError, toQuiverError, UnavailableError } from '../errors.js';
+import type { WalWriterIdentity } from './wal-entry.js';
 import type { RegionLayout } from '../region/layout.js';
 import type { ObjectStore } from '../storage/object-store.js';
 import { walEntryBuffers } from './entry-buffer-pool.js';
@@ -45,12 +48,20 @@ export class WalAppender {
     private readonly store: ObjectStore,
     private readonly layout: RegionLayout,
     private readonly schema: Schema,
-    readonly epoch: number,
+    private readonly writer: WalWriterIdentity,
     nextPosition: number,
     private readonly maxInFlight: number,
   ) {
     this.next = nextPosition;
     this.durableUpTo = nextPosition - 1;
+  }
+
+  get epoch(): number {
+    return this.writer.epoch;
+  }
+  /** Entries written and not yet settled (group commit batches while this is non-zero). */
+  get writesInFlight(): number {
+    return this.inFlight;
   }
 
   /** The position the next entry will take. */
@@ -75,7 +86,7 @@ export class WalAppender {
     // Encode into a reused buffer (first-touch page faults dominate a fresh one; see
     // entry-buffer-pool.ts). Only a buffer taken from the pool goes back to it.
     let pooled: Uint8Array | undefined;
-    const bytes = encodeWalEntry(this.schema, { epoch: this.epoch, id: '' }, batches, (size) => (pooled = walEntryBuffers.take(size)));
+    const bytes = encodeWalEntry(this.schema, this.writer, batches, (size) => (pooled = walEntryBuffers.take(size)));
     if (pooled && pooled.buffer !== bytes.buffer) pooled = undefined;
     const durable = new Promise<WalAppendResult>((resolve, reject) => {
       this.pending.set(position, { position, bytes: bytes.length, done: false, resolve, reject });
@@ -108,22 +119,25 @@ export class WalAppender {
       await this.store.putIfAbsent(key, bytes);
     } catch (e) {
       if (!isQuiverError(e, 'already_exists')) throw e;
-      let other: number;
+      const stored = await this.store.get(key);
+      // Our own earlier attempt landed (its response was lost) only if the object is exactly
+      // what we sent: the bytes carry this writer's unique id and epoch.
+      if (sameBytes(stored, bytes)) return;
+      let other: { writerEpoch: number; writerId: string };
       try {
-        other = decodeWalEntry(await this.store.get(key), key).writerEpoch;
-      } catch {
-        other = Number.POSITIVE_INFINITY;
+        other = decodeWalEntry(stored, key);
+      } catch (cause) {
+        throw new DataError(`region ${this.layout.regionId}: WAL position ${position} is taken by an unreadable entry (${key})`, { cause });
       }
-      if (other > this.epoch) {
-        throw new FencedError(`region ${this.layout.regionId}: writer epoch ${this.epoch} is fenced; WAL position ${position} was written by epoch ${other}`, { cause: e });
-      }
-      if (other === this.epoch) {
-        // Only this writer writes this epoch, and each position once: an earlier attempt of
-        // this same write landed (its response was lost).
-        return;
+      if (other.writerEpoch >= this.epoch) {
+        // A newer epoch, or (impossible while claims are unique) another writer of this epoch.
+        throw new FencedError(
+          `region ${this.layout.regionId}: writer epoch ${this.epoch} is fenced; WAL position ${position} was written by epoch ${other.writerEpoch} (writer ${other.writerId || 'unnamed'})`,
+          { cause: e },
+        );
       }
       throw new UnavailableError(
-        `region ${this.layout.regionId}: WAL position ${position} holds an entry of an older writer (epoch ${other}); reopen the writer to recover`,
+        `region ${this.layout.regionId}: WAL position ${position} holds an entry of an older writer (epoch ${other.writerEpoch}); reopen the writer to recover`,
         { cause: e },
       );
     }
@@ -141,11 +155,9 @@ export class WalAppender {
 
   private fail(position: number, e: unknown): void {
     if (!this.failure) {
-      const err = e instanceof QuiverError ? e : new UnavailableError(`WAL write at position ${position} failed: ${(e as Error).message}`, { cause: e });
-      this.failure =
-        err.kind === 'fenced' || err.kind === 'unavailable'
-          ? err
-          : new UnavailableError(`WAL write at position ${position} failed: ${err.message}`, { cause: err });
+      // Keep the cause's kind: a permanent storage error must not pose as a retryable one (the
+      // table would reopen the writer, claim a new epoch and fail the same way, forever).
+      this.failure = toQuiverError(e, `WAL write at position ${position} failed`);
     }
     // This entry and every later one can no longer be acknowledged; earlier ones still in
     // flight may yet complete and be acknowledged.
@@ -170,4 +182,8 @@ export class WalAppender {
     if (nextWaiter) nextWaiter();
     else this.inFlight--;
   }
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && Buffer.compare(Buffer.from(a.buffer, a.byteOffset, a.length), Buffer.from(b.buffer, b.byteOffset, b.length)) === 0;
 }

@@ -10,6 +10,11 @@
  *   ack needs every earlier position to be its own, and the sentinel is not);
  * - everything else is applied in position order.
  *
+ * Where to start: after the manifest's replay cursor, with the manifest's `replay_epoch_floor` as
+ * the newest epoch already seen. The cursor may sit past a newer writer's sentinel; the floor
+ * keeps that sentinel's fence in force for a stale writer's entry that landed after it (a zombie
+ * write), however far the cursor has moved.
+ *
  * A writer (not a reader) then closes the log at the first missing position p with a *fence
  * sentinel* — an empty entry of its own epoch — so that an older writer's next WAL write collides
  * and learns it is fenced. If entries exist beyond p (a failed write left a gap; nothing after a
@@ -22,9 +27,16 @@ import { DataError, FencedError, isQuiverError } from '../errors.js';
 import { sameType } from '../table/table-schema.js';
 import type { RegionLayout } from '../region/layout.js';
 import type { ObjectStore } from '../storage/object-store.js';
-import { decodeWalEntry, encodeWalEntry, type WalEntry } from './wal-entry.js';
+import { decodeWalEntry, encodeWalEntry, type WalEntry, type WalWriterIdentity } from './wal-entry.js';
 
-export type ApplyEntry = (position: number, batches: RecordBatch[]) => void;
+/** Applies one entry's rows; a returned promise is awaited before the next entry (backpressure). */
+export type ApplyEntry = (position: number, batches: RecordBatch[]) => void | Promise<void>;
+
+/** Where reading a region's log starts: the manifest's cursor and epoch floor. */
+export interface ReplayStart {
+  after: number;
+  epochFloor: number;
+}
 
 export interface ReplayResult {
   /** The position a writer's next entry takes (or where a reader stopped). */
@@ -55,14 +67,15 @@ class EpochFilter {
   constructor(
     private readonly layout: RegionLayout,
     private readonly schema: Schema,
-    private readonly claimedEpoch: number | undefined,
+    private readonly writer: WalWriterIdentity | undefined,
     private readonly apply: ApplyEntry,
   ) {}
 
-  offer(position: number, entry: WalEntry): void {
-    if (this.claimedEpoch !== undefined && entry.writerEpoch > this.claimedEpoch) {
+  async offer(position: number, entry: WalEntry): Promise<void> {
+    const w = this.writer;
+    if (w && (entry.writerEpoch > w.epoch || (entry.writerEpoch === w.epoch && entry.writerId !== w.id))) {
       throw new FencedError(
-        `region ${this.layout.regionId}: writer epoch ${this.claimedEpoch} is fenced; WAL position ${position} was written by epoch ${entry.writerEpoch}`,
+        `region ${this.layout.regionId}: writer epoch ${w.epoch} is fenced; WAL position ${position} was written by epoch ${entry.writerEpoch} (writer ${entry.writerId || 'unnamed'})`,
       );
     }
     if (entry.writerEpoch < this.maxEpoch) {
@@ -71,7 +84,7 @@ class EpochFilter {
     }
     this.maxEpoch = entry.writerEpoch;
     if (entry.batches.length > 0) {
-      this.apply(position, relabel(entry, this.schema, this.layout.walEntryKey(position)));
+      await this.apply(position, relabel(entry, this.schema, this.layout.walEntryKey(position)));
       this.applied++;
     }
   }
@@ -93,7 +106,7 @@ async function readContiguous(store: ObjectStore, layout: RegionLayout, from: nu
     const window = await Promise.all(Array.from({ length: PREFETCH }, (_, i) => readEntry(store, layout, position + i)));
     for (const entry of window) {
       if (!entry) return position;
-      filter.offer(position, entry);
+      await filter.offer(position, entry);
       position++;
     }
   }
@@ -122,13 +135,15 @@ export async function replayAndFence(
   store: ObjectStore,
   layout: RegionLayout,
   schema: Schema,
-  replayAfter: number,
-  epoch: number,
+  start: ReplayStart,
+  writer: WalWriterIdentity,
   apply: ApplyEntry,
 ): Promise<ReplayResult> {
-  const filter = new EpochFilter(layout, schema, epoch, apply);
-  const sentinel = encodeWalEntry(schema, { epoch, id: '' }, []);
-  let position = replayAfter + 1;
+  const filter = new EpochFilter(layout, schema, writer, apply);
+  filter.maxEpoch = start.epochFloor;
+  const epoch = writer.epoch;
+  const sentinel = encodeWalEntry(schema, writer, []);
+  let position = start.after + 1;
   let sentinelPosition: number;
   for (;;) {
     position = await readContiguous(store, layout, position, filter);
@@ -155,7 +170,7 @@ export async function replayAndFence(
     for (let p = sentinelPosition + 1; p <= last; p++) {
       if (existing.has(p)) {
         const entry = await readEntry(store, layout, p);
-        if (entry) filter.offer(p, entry);
+        if (entry) await filter.offer(p, entry);
         continue;
       }
       try {
@@ -163,7 +178,7 @@ export async function replayAndFence(
       } catch (e) {
         if (!isQuiverError(e, 'already_exists')) throw e;
         const entry = await readEntry(store, layout, p);
-        if (entry) filter.offer(p, entry);
+        if (entry) await filter.offer(p, entry);
       }
     }
     next = last + 1;

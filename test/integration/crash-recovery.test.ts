@@ -43,7 +43,7 @@ import { DIM, isRowText, makeBatch, rowVec, type WriterArgs } from './crash-writ
 
 const WRITER = fileURLToPath(new URL('./crash-writer.ts', import.meta.url));
 const TABLE = 'crash';
-/** The key this process writes itself when it reopens with a writer (the child never uses it). */
+/** A key this process writes itself when it reopens with a writer (the child never uses it); it overwrites some of the child's keys too. */
 const PARENT_KEY = -1;
 
 // ---- the model -------------------------------------------------------------------------------
@@ -351,7 +351,12 @@ async function crashRounds(t: ExecutionContext, backend: Backend, rounds: number
       await verify(db, 'read-only reopen');
       if (mode !== 'read') {
         const table = await db.openTable(TABLE);
-        const op: Op = { op: 'put', keys: [PARENT_KEY], v: model.nextVersion };
+        // Overwrite keys the child wrote, too: a stale entry of the killed child (one still in
+        // flight when it died, landing late) applied over these newer versions would be caught.
+        const written = [...model.keys.keys()].filter((k) => k !== PARENT_KEY);
+        const overwrite = new Set<number>();
+        for (let i = 0; i < 16 && written.length > 0; i++) overwrite.add(written[Math.floor(rnd() * written.length)]);
+        const op: Op = { op: 'put', keys: [PARENT_KEY, ...overwrite], v: model.nextVersion };
         model.attempt(op);
         await table.put(makeBatch(table.schema, op.keys, op.v));
         model.ack(op);

@@ -1,4 +1,5 @@
 import test from 'ava';
+import { randomUUID } from 'node:crypto';
 import protobuf from 'protobufjs';
 import { isQuiverError } from '../../src/errors.js';
 import { decodeRegionManifest, encodeRegionManifest, initialRegionManifest } from '../../src/manifest/region-manifest.js';
@@ -11,7 +12,7 @@ const REGION = '6f1c2a9e-8d3b-4c1a-9e2f-0123456789ab';
 
 test('region manifest uses Lance field numbers', (t) => {
   const m = {
-    ...initialRegionManifest(REGION, 2),
+    ...initialRegionManifest(REGION, 2, 'writer-a'),
     version: 7,
     writerEpoch: 3,
     replayAfterWalEntryPosition: 11,
@@ -76,16 +77,16 @@ test('versioned store: a version is written once; a second writer loses', async 
 test('epoch claim: first claim writes the initial manifest, each later claim bumps version and epoch', async (t) => {
   const store = new MemoryObjectStore();
   const ms = new RegionManifestStore(store, 'r/manifest', REGION);
-  const first = await ms.claimEpoch(1);
+  const first = await ms.claimEpoch(1, randomUUID());
   t.like(first, { version: 1, writerEpoch: 1, replayAfterWalEntryPosition: 0, currentGeneration: 1, regionId: REGION, regionSpecId: 1 });
-  const second = await ms.claimEpoch(1);
+  const second = await ms.claimEpoch(1, randomUUID());
   t.like(second, { version: 2, writerEpoch: 2 });
 });
 
 test('epoch claim race: exactly one of several concurrent claims wins', async (t) => {
   const store = new MemoryObjectStore();
-  await new RegionManifestStore(store, 'r/manifest', REGION).claimEpoch(1);
-  const claims = await Promise.allSettled(Array.from({ length: 5 }, () => new RegionManifestStore(store, 'r/manifest', REGION).claimEpoch(1)));
+  await new RegionManifestStore(store, 'r/manifest', REGION).claimEpoch(1, randomUUID());
+  const claims = await Promise.allSettled(Array.from({ length: 5 }, () => new RegionManifestStore(store, 'r/manifest', REGION).claimEpoch(1, randomUUID())));
   t.is(claims.filter((c) => c.status === 'fulfilled').length, 1);
   for (const c of claims) if (c.status === 'rejected') t.true(isQuiverError(c.reason, 'fenced'));
 });
@@ -93,11 +94,11 @@ test('epoch claim race: exactly one of several concurrent claims wins', async (t
 test('commit: applies the update on the latest version; a fenced writer cannot commit', async (t) => {
   const store = new MemoryObjectStore();
   const ms = new RegionManifestStore(store, 'r/manifest', REGION);
-  const mine = await ms.claimEpoch(1);
-  const next = await ms.commit(mine.writerEpoch, (m) => ({ ...m, replayAfterWalEntryPosition: 3, currentGeneration: 2 }));
+  const mine = await ms.claimEpoch(1, randomUUID());
+  const next = await ms.commit({ epoch: mine.writerEpoch, id: mine.writerId }, (m) => ({ ...m, replayAfterWalEntryPosition: 3, currentGeneration: 2 }));
   t.like(next, { version: 2, writerEpoch: 1, replayAfterWalEntryPosition: 3, currentGeneration: 2 });
-  await new RegionManifestStore(store, 'r/manifest', REGION).claimEpoch(1); // a newer writer
-  const err = await t.throwsAsync(ms.commit(mine.writerEpoch, (m) => m));
+  await new RegionManifestStore(store, 'r/manifest', REGION).claimEpoch(1, randomUUID()); // a newer writer
+  const err = await t.throwsAsync(ms.commit({ epoch: mine.writerEpoch, id: mine.writerId }, (m) => m));
   t.true(isQuiverError(err, 'fenced'));
   t.is((await ms.readLatest())!.writerEpoch, 2);
 });

@@ -39,12 +39,42 @@ test('put, upsert by key, delete, scan; reopen reads the same rows', async (t) =
   await db2.close();
 });
 
-test('group commit by timer: concurrent puts inside one window share one WAL entry, and the timer fires with no further put', async (t) => {
-  const { store, db, table } = await setup({ maxWalFlushIntervalMs: 50 });
+test('group commit, leader/follower: a put with nothing in flight is written at once; puts arriving meanwhile share the next entry', async (t) => {
+  // The timer is far away: nothing may wait for it.
+  const { store, db, table } = await setup({ maxWalFlushIntervalMs: 60_000 });
   await table.put(docs([0], 0)); // opens the writer (claim + sentinel)
   const before = walPuts(store);
-  await Promise.all(range(1, 21).map((i) => table.put(docs([i], 1))));
+  await table.put(docs([100], 1)); // a lone put: written immediately, one entry
   t.is(walPuts(store) - before, 1);
+  await Promise.all(range(1, 21).map((i) => table.put(docs([i], 1))));
+  // The first of the 20 leads (its own entry); the 19 that arrive while it is in flight follow together.
+  t.is(walPuts(store) - before, 3);
+  await db.close();
+});
+
+test('group commit by timer: with a write stuck in flight, gathered rows are written when the timer fires', async (t) => {
+  const { mem, store, db, table } = await setup({ maxWalFlushIntervalMs: 30 });
+  await table.put(docs([0], 0));
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const realPut = store.putIfAbsent.bind(store);
+  let first = true;
+  store.putIfAbsent = async (key, data) => {
+    if (first && key.includes('/wal/')) {
+      first = false;
+      await gate; // the leader's write hangs
+    }
+    return realPut(key, data);
+  };
+  const before = walPuts(store);
+  const leader = table.put(docs([1], 1));
+  const followers = Promise.all(range(2, 6).map((i) => table.put(docs([i], 1))));
+  await new Promise((r) => setTimeout(r, 120));
+  // The timer (an upper bound) wrote the followers' entry although the leader is still in flight.
+  t.is((await mem.list('docs/_mem_wal/')).filter((o) => o.key.includes('/wal/')).length >= 3, true);
+  release();
+  await Promise.all([leader, followers]);
+  t.true(walPuts(store) - before >= 1);
   await db.close();
 });
 

@@ -26,6 +26,13 @@ export interface ScheduleOptions {
   actions?: number;
   /** Check every read's freshness against acks that came before it (default true). */
   checkFreshness?: boolean;
+  /**
+   * `mixed` draws writer settings and faults at random. `takeover` aims at the narrowest race
+   * there is: a writer with many single-put WAL entries in flight crashes or is fenced, its
+   * requests land late and spread out, and the new writer flushes after every put, so a late
+   * entry can land right after the new writer's flushed cursor (default: seed-dependent).
+   */
+  profile?: 'mixed' | 'takeover';
 }
 
 export interface ScheduleResult {
@@ -65,13 +72,17 @@ export async function runSchedule(options: ScheduleOptions): Promise<ScheduleRes
   let reads = 0;
 
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rng() * xs.length)];
-  const writer: Partial<RegionWriterConfig> = {
-    maxWalFlushIntervalMs: pick([0, 2, 5, 20]),
-    maxMemtableRows: pick([4, 8, 16, 64]),
-    maxWalWritesInFlight: pick([1, 2, 4]),
-    maxWalBufferSize: pick([1, 4096, 1 << 20]),
-    backpressureTimeoutMs: 2000,
-  };
+  const profile = options.profile ?? (seed % 3 === 0 ? 'takeover' : 'mixed');
+  const takeoverProfile = profile === 'takeover';
+  const writer: Partial<RegionWriterConfig> = takeoverProfile
+    ? { maxWalFlushIntervalMs: 0, maxMemtableRows: 1, maxWalWritesInFlight: 8, maxWalBufferSize: 1, backpressureTimeoutMs: 2000 }
+    : {
+        maxWalFlushIntervalMs: pick([0, 2, 5, 20]),
+        maxMemtableRows: pick([1, 2, 4, 16, 64]),
+        maxWalWritesInFlight: pick([1, 2, 4, 8]),
+        maxWalBufferSize: pick([1, 4096, 1 << 20]),
+        backpressureTimeoutMs: 2000,
+      };
   const faults: FaultProfile = {
     failBefore: pick([0, 0.02, 0.05]),
     failAfter: pick([0, 0.02, 0.05]),
@@ -79,7 +90,8 @@ export async function runSchedule(options: ScheduleOptions): Promise<ScheduleRes
     stragglerRate: pick([0, 0.05, 0.15]),
     stragglerMs: [20, 300],
   };
-  log(`seed ${seed} writer ${JSON.stringify(writer)} faults ${JSON.stringify(faults)}`);
+  if (takeoverProfile) faults.stragglerRate = 0.01;
+  log(`seed ${seed} profile ${profile} writer ${JSON.stringify(writer)} faults ${JSON.stringify(faults)}`);
 
   const open = async (role: string): Promise<Proc | undefined> => {
     const name = `${role}${++procCount}`;
@@ -203,10 +215,17 @@ export async function runSchedule(options: ScheduleOptions): Promise<ScheduleRes
     } else if (r < 0.95) read(rng() < 0.6 ? pick(readers) : pick(live));
     else if (live.length > 1 || rng() < 0.3) {
       // Crash a writer, preferring one with writes in flight (their requests may land later).
-      const busy = live.filter((w) => w.pending.size > 0);
+      const busiest = Math.max(...live.map((w) => w.client.requestsInFlight));
+      const busy = live.filter((w) => w.pending.size > 0 && w.client.requestsInFlight === busiest);
       const p = pick(busy.length > 0 ? busy : live);
+      if (takeoverProfile) {
+        // A burst just before the crash: several single-put WAL entries in flight at once.
+        const burst = 2 + Math.floor(rng() * 5);
+        for (let i = 0; i < burst; i++) write(p, 'put');
+        await runtime.run(runtime.now() + rng() * 0.5);
+      }
       p.alive = false;
-      p.client.kill(rng() < 0.5);
+      p.client.kill(takeoverProfile || rng() < 0.5);
       model.abandon(p.pending);
       p.pending.clear();
       crashes++;

@@ -64,6 +64,11 @@ export class SimStoreClient implements ObjectStore {
     this.description = `sim://${name}`;
   }
 
+  /** Requests sent and not yet completed. */
+  get requestsInFlight(): number {
+    return this.inFlight.size;
+  }
+
   /**
    * The process crashed: nothing more is sent; requests already in flight may still land, and
    * with `stall` they land late (stuck in a dying host's socket buffers), after a takeover.
@@ -73,7 +78,7 @@ export class SimStoreClient implements ObjectStore {
     if (!stall) return;
     for (const [handle, complete] of this.inFlight) {
       this.storage.runtime.clearTimer(handle);
-      this.storage.runtime.setTimer(complete, 50 + this.rng() * 400);
+      this.storage.runtime.setTimer(complete, 10 + this.rng() * 200);
     }
     this.inFlight.clear();
   }

@@ -130,7 +130,7 @@ test('buffer pool: reuses the smallest fitting buffer, bounds idle bytes, skips 
 test('appender: entries encoded into reused buffers read back intact', async (t) => {
   const mem = new MemoryObjectStore();
   const layout = new RegionLayout('docs', '00000000-0000-4000-8000-0000000000e1');
-  const appender = new WalAppender(mem, layout, schema.stored, 1, 1, 2);
+  const appender = new WalAppender(mem, layout, schema.stored, { epoch: 1, id: 'w-1' }, 1, 2);
   // Large enough entries to go through the pool (4 096 rows of ~40 B each, and more).
   const big = (base: number) => rows(Array.from({ length: 8192 }, (_, i) => base + i));
   const results = await Promise.all([1, 2, 3, 4].map((k) => appender.append(big(k * 100_000)).durable));

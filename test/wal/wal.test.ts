@@ -45,7 +45,7 @@ test('appender: 1-based contiguous positions, acks in position order', async (t)
   const store = new FaultInjectingObjectStore(mem);
   // Entry 1 is slow, entry 2 fast: entry 2 must not be acknowledged before entry 1.
   store.addRule({ ops: ['putIfAbsent'], nth: 1, action: 'delay', delayMs: 150 });
-  const appender = new WalAppender(store, layout, schema.stored, 1, 1, 4);
+  const appender = new WalAppender(store, layout, schema.stored, { epoch: 1, id: 'w-1' }, 1, 4);
   const order: number[] = [];
   const a = appender.append(rows([1]));
   const b = appender.append(rows([2]));
@@ -64,7 +64,7 @@ test('appender: an ack never precedes the entry being on storage', async (t) => 
   const mem = new MemoryObjectStore();
   const store = new FaultInjectingObjectStore(mem);
   store.addRule({ ops: ['putIfAbsent'], action: 'delay', delayMs: 30, repeat: true });
-  const appender = new WalAppender(store, layout, schema.stored, 1, 1, 2);
+  const appender = new WalAppender(store, layout, schema.stored, { epoch: 1, id: 'w-1' }, 1, 2);
   const checks = [1, 2, 3, 4, 5].map(async (i) => {
     const { position, durable } = appender.append(rows([i]));
     await durable;
@@ -76,7 +76,7 @@ test('appender: an ack never precedes the entry being on storage', async (t) => 
 test('appender: a failed entry fails it and every later one, and the appender stops', async (t) => {
   const store = new FaultInjectingObjectStore(new MemoryObjectStore());
   store.addRule({ ops: ['putIfAbsent'], nth: 2, action: 'fail' });
-  const appender = new WalAppender(store, layout, schema.stored, 1, 1, 4);
+  const appender = new WalAppender(store, layout, schema.stored, { epoch: 1, id: 'w-1' }, 1, 4);
   const a = appender.append(rows([1]));
   const b = appender.append(rows([2]));
   const c = appender.append(rows([3]));
@@ -91,7 +91,7 @@ test('appender: a failed entry fails it and every later one, and the appender st
 test('appender: a write that landed but reported failure is not a fence (retry reads it back)', async (t) => {
   const store = new FaultInjectingObjectStore(new MemoryObjectStore());
   store.addRule({ ops: ['putIfAbsent'], nth: 1, action: 'fail-after-write' });
-  const appender = new WalAppender(new RetryingObjectStore(store, { baseDelayMs: 1 }), layout, schema.stored, 1, 1, 1);
+  const appender = new WalAppender(new RetryingObjectStore(store, { baseDelayMs: 1 }), layout, schema.stored, { epoch: 1, id: 'w-1' }, 1, 1);
   await appender.append(rows([1])).durable;
   t.is(appender.durablePosition, 1);
 });
@@ -99,7 +99,7 @@ test('appender: a write that landed but reported failure is not a fence (retry r
 test('appender: colliding with a newer epoch means fenced', async (t) => {
   const mem = new MemoryObjectStore();
   await mem.putIfAbsent(layout.walEntryKey(1), encodeWalEntry(schema.stored, { epoch: 2, id: "w-2" }, []));
-  const appender = new WalAppender(mem, layout, schema.stored, 1, 1, 1);
+  const appender = new WalAppender(mem, layout, schema.stored, { epoch: 1, id: 'w-1' }, 1, 1);
   const err = await t.throwsAsync(appender.append(rows([1])).durable);
   t.true(isQuiverError(err, 'fenced'));
   t.regex(err!.message, /fenced/);
@@ -112,7 +112,7 @@ test('replay: applies entries in order, fences with a sentinel, skips stale entr
   await mem.putIfAbsent(layout.walEntryKey(3), encodeWalEntry(schema.stored, { epoch: 1, id: "w-1" }, rows([99]))); // zombie after fence
   await mem.putIfAbsent(layout.walEntryKey(4), encodeWalEntry(schema.stored, { epoch: 2, id: "w-2" }, rows([2])));
   const applied: number[] = [];
-  const result = await replayAndFence(mem, layout, schema.stored, 0, 3, (pos) => applied.push(pos));
+  const result = await replayAndFence(mem, layout, schema.stored, { after: 0, epochFloor: 0 }, { epoch: 3, id: 'w-3' }, (pos) => void applied.push(pos));
   t.deepEqual(applied, [1, 4]);
   t.is(result.skipped, 1);
   t.is(result.sentinelPosition, 5);
@@ -127,7 +127,7 @@ test('replay: a gap left by a failed write is plugged, entries after it are skip
   await mem.putIfAbsent(layout.walEntryKey(3), encodeWalEntry(schema.stored, { epoch: 1, id: "w-1" }, rows([3])));
   await mem.putIfAbsent(layout.walEntryKey(5), encodeWalEntry(schema.stored, { epoch: 1, id: "w-1" }, rows([5])));
   const applied: number[] = [];
-  const result = await replayAndFence(mem, layout, schema.stored, 0, 2, (pos) => applied.push(pos));
+  const result = await replayAndFence(mem, layout, schema.stored, { after: 0, epochFloor: 0 }, { epoch: 2, id: 'w-2' }, (pos) => void applied.push(pos));
   t.deepEqual(applied, [1]);
   t.is(result.sentinelPosition, 2);
   t.is(result.nextPosition, 6);
@@ -135,7 +135,7 @@ test('replay: a gap left by a failed write is plugged, entries after it are skip
   // A later replay reads through to the end, still skipping the stale entries.
   const later: number[] = [];
   await mem.putIfAbsent(layout.walEntryKey(6), encodeWalEntry(schema.stored, { epoch: 2, id: "w-2" }, rows([6])));
-  const again = await tailWal(mem, layout, schema.stored, 1, 0, (pos) => later.push(pos));
+  const again = await tailWal(mem, layout, schema.stored, 1, 0, (pos) => void later.push(pos));
   t.deepEqual(later, [1, 6]);
   t.is(again.nextPosition, 7);
 });
@@ -143,7 +143,7 @@ test('replay: a gap left by a failed write is plugged, entries after it are skip
 test('replay: an entry of a newer epoch than the claimed one means fenced', async (t) => {
   const mem = new MemoryObjectStore();
   await mem.putIfAbsent(layout.walEntryKey(1), encodeWalEntry(schema.stored, { epoch: 5, id: "w-5" }, rows([1])));
-  const err = await t.throwsAsync(replayAndFence(mem, layout, schema.stored, 0, 4, () => {}));
+  const err = await t.throwsAsync(replayAndFence(mem, layout, schema.stored, { after: 0, epochFloor: 0 }, { epoch: 4, id: 'w-4' }, () => {}));
   t.true(isQuiverError(err, 'fenced'));
 });
 
@@ -155,7 +155,7 @@ test('replay: a corrupt entry stops it with a data error naming the object; move
   const whole = await mem.get(layout.walEntryKey(2));
   await mem.put(layout.walEntryKey(2), whole.subarray(0, whole.length - WAL_TRAILER_BYTES - 8));
   const applied: number[] = [];
-  const err = await t.throwsAsync(replayAndFence(mem, layout, schema.stored, 0, 2, (pos) => applied.push(pos)));
+  const err = await t.throwsAsync(replayAndFence(mem, layout, schema.stored, { after: 0, epochFloor: 0 }, { epoch: 2, id: 'w-2' }, (pos) => void applied.push(pos)));
   t.true(isQuiverError(err, 'data'));
   t.true(err!.message.startsWith(`corrupt WAL entry ${layout.walEntryKey(2)}: truncated`), err!.message);
   t.falsy(await mem.head(layout.walEntryKey(4)), 'no sentinel written');
@@ -164,7 +164,7 @@ test('replay: a corrupt entry stops it with a data error naming the object; move
   // entry"): the next writer plugs position 2 with its sentinel and skips entry 3 as stale.
   await mem.put(`${layout.walEntryKey(2)}.corrupt`, whole.subarray(0, whole.length - WAL_TRAILER_BYTES - 8));
   await mem.delete(layout.walEntryKey(2));
-  const result = await replayAndFence(mem, layout, schema.stored, 0, 3, (pos) => applied.push(pos));
+  const result = await replayAndFence(mem, layout, schema.stored, { after: 0, epochFloor: 0 }, { epoch: 3, id: 'w-3' }, (pos) => void applied.push(pos));
   t.deepEqual(applied, [1]);
   t.is(result.sentinelPosition, 2);
   t.is(result.skipped, 1);
