@@ -10,6 +10,11 @@ export class TimingStore implements ObjectStore {
   /** Duration (ms) and size (bytes) of every WAL-entry `putIfAbsent`, in completion order. */
   walPutMs: number[] = [];
   walPutBytes: number[] = [];
+  /**
+   * When each of those PUTs started (`performance.now()`, same order), so a client that issues
+   * one put at a time can split its ack latency into before, during and after the PUT.
+   */
+  walPutStartMs: number[] = [];
 
   constructor(readonly inner: ObjectStore) {
     this.description = inner.description;
@@ -18,6 +23,7 @@ export class TimingStore implements ObjectStore {
   reset(): void {
     this.walPutMs = [];
     this.walPutBytes = [];
+    this.walPutStartMs = [];
   }
 
   get(key: string, range?: ByteRange): Promise<Uint8Array> {
@@ -32,6 +38,7 @@ export class TimingStore implements ObjectStore {
     await this.inner.putIfAbsent(key, data);
     this.walPutMs.push(performance.now() - t0);
     this.walPutBytes.push(data.length);
+    this.walPutStartMs.push(t0);
   }
   head(key: string): Promise<ObjectMeta | undefined> {
     return this.inner.head(key);
