@@ -29,7 +29,7 @@
  *   `data`, `internal`). Generation flushes retry only transient errors.
  */
 import type { RecordBatch } from 'apache-arrow';
-import { ClosedError, FencedError, QuiverError, toQuiverError, UnavailableError } from '../errors.js';
+import { ClosedError, type QuiverError, toQuiverError, UnavailableError } from '../errors.js';
 import type { RegionManifest } from '../manifest/region-manifest.js';
 import { RegionManifestStore } from '../manifest/region-manifest-store.js';
 import { batchBytes } from '../memtable/batch-store.js';

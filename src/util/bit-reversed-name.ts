@@ -5,7 +5,19 @@
  */
 const MASK64 = (1n << 64n) - 1n;
 
+/** The bits of each byte value, least significant first: bit-reversal one byte at a time. */
+const REVERSED_BYTES = Array.from({ length: 256 }, (_, b) => b.toString(2).padStart(8, '0').split('').reverse().join(''));
+
 export function bitReversedName(n: number | bigint, ext: string): string {
+  // Every WAL and manifest key goes through here: plain numbers take a table-driven path.
+  if (typeof n === 'number' && Number.isSafeInteger(n) && n >= 0) {
+    let lo = n % 0x1_0000_0000;
+    let hi = Math.floor(n / 0x1_0000_0000);
+    let s = '';
+    for (let i = 0; i < 4; i++, lo >>>= 8) s += REVERSED_BYTES[lo & 0xff];
+    for (let i = 0; i < 4; i++, hi >>>= 8) s += REVERSED_BYTES[hi & 0xff];
+    return `${s}.${ext}`;
+  }
   const v = BigInt(n);
   if (v < 0n || v > MASK64) throw new RangeError(`sequence number ${n} out of range`);
   return `${v.toString(2).padStart(64, '0').split('').reverse().join('')}.${ext}`;

@@ -2,8 +2,8 @@
  * Reusable output buffers for WAL entries.
  *
  * Encoding a 10 MiB entry into freshly allocated memory costs ~40 ms on this class of machine,
- * almost all of it first-touch page faults; into an already-touched buffer it costs ~5 ms
- * (toolchain.md §3.2; measured by bench/write.bench.ts). The appender therefore encodes into a
+ * almost all of it first-touch page faults; into an already-touched buffer it costs ~5 ms, plus
+ * ~4.5 ms for the entry's CRC-32 trailer (toolchain.md §3.2; measured by bench/write.bench.ts). The appender therefore encodes into a
  * buffer taken from this pool and gives it back once the entry's write has *succeeded* — then
  * the store no longer reads it (the ObjectStore contract: `data` is not used after the returned
  * promise settles). A failed write's buffer is never reused, in case a timed-out request still

@@ -68,14 +68,12 @@ export function encodeWalEntry(
   batches: readonly RecordBatch[],
   alloc?: (size: number) => Uint8Array,
 ): Uint8Array {
-  const metadata = new Map(schema.metadata);
-  metadata.set(WRITER_EPOCH_KEY, String(writer.epoch));
-  metadata.set(WRITER_ID_KEY, writer.id);
-  const entrySchema = new Schema(schema.fields, metadata);
+  const entrySchema = entrySchemaOf(schema, writer);
   if (schema.fields.some(hasDictionary)) return encodeWithWriter(entrySchema, batches, alloc);
 
-  // Pass 1: encode every message header and size the whole stream.
-  const schemaHeader = Message.encode(Message.from(entrySchema));
+  // Pass 1: encode every message header and size the whole stream. The schema message is the
+  // same for every entry of one writer: encoded once (a third of a small entry's encode time).
+  const schemaHeader = schemaHeaderOf(entrySchema, schema, writer);
   let size = framedSize(schemaHeader) + EOS_BYTES;
   const parts: { header: Uint8Array; assembled: VectorAssembler }[] = [];
   for (const batch of batches) {
@@ -112,6 +110,32 @@ export function encodeWalEntry(
 
 function outputBuffer(size: number, alloc: ((size: number) => Uint8Array) | undefined): Uint8Array {
   return alloc ? alloc(size).subarray(0, size) : new Uint8Array(size);
+}
+
+/** The table's schema with the writer's epoch and id added to its metadata. */
+function entrySchemaOf(schema: Schema, writer: WalWriterIdentity): Schema {
+  const metadata = new Map(schema.metadata);
+  metadata.set(WRITER_EPOCH_KEY, String(writer.epoch));
+  metadata.set(WRITER_ID_KEY, writer.id);
+  return new Schema(schema.fields, metadata);
+}
+
+/** Encoded schema messages per table schema object and writer (one per region writer). */
+const schemaHeaders = new WeakMap<Schema, Map<string, Uint8Array>>();
+const MAX_CACHED_WRITERS = 64;
+
+function schemaHeaderOf(entrySchema: Schema, schema: Schema, writer: WalWriterIdentity): Uint8Array {
+  let byWriter = schemaHeaders.get(schema);
+  if (!byWriter) schemaHeaders.set(schema, (byWriter = new Map()));
+  const key = `${writer.epoch}/${writer.id}`;
+  let header = byWriter.get(key);
+  if (!header) {
+    header = Message.encode(Message.from(entrySchema));
+    // Writers come and go (each open is a new id): forget the oldest beyond a bound.
+    if (byWriter.size >= MAX_CACHED_WRITERS) byWriter.delete(byWriter.keys().next().value!);
+    byWriter.set(key, header);
+  }
+  return header;
 }
 
 /** Continuation marker + length prefix, then the flatbuffer padded to 8 bytes. */
@@ -211,6 +235,28 @@ function verifiedStream(bytes: Uint8Array): Uint8Array {
 
 const hex32 = (n: number) => n.toString(16).padStart(8, '0');
 
+/** Arrow's `MessageHeader` union tag of a record batch message (Message.fbs). */
+const RECORD_BATCH_HEADER = 3;
+
+/**
+ * The header type and body length of the Message flatbuffer starting at `start`, read straight
+ * from its vtable (fields 1 and 3 of `table Message`) instead of decoding the whole message: a
+ * full decode of the schema message here would double the cost of reading a small entry, as the
+ * Arrow reader decodes it again. Out-of-range offsets throw a RangeError (reported as corrupt).
+ */
+function messageHeaderInfo(view: DataView, start: number): { headerType: number; bodyLength: number } {
+  const table = start + view.getUint32(start, true);
+  const vtable = table - view.getInt32(table, true);
+  const vtableSize = view.getUint16(vtable, true);
+  const fieldOffset = (i: number) => (4 + 2 * i < vtableSize ? view.getUint16(vtable + 4 + 2 * i, true) : 0);
+  const typeAt = fieldOffset(1);
+  const lengthAt = fieldOffset(3);
+  return {
+    headerType: typeAt ? view.getUint8(table + typeAt) : 0,
+    bodyLength: lengthAt ? Number(view.getBigInt64(table + lengthAt, true)) : 0,
+  };
+}
+
 /**
  * Walks the stream's message framing (continuation marker, metadata length, metadata, body) and
  * returns how many record batch messages it holds, after checking that the end-of-stream marker
@@ -231,10 +277,9 @@ function recordBatchMessages(stream: Uint8Array): number {
     }
     const bodyAt = at + 8 + metadataLength;
     if (metadataLength < 0 || bodyAt > stream.byteLength) throw new Error(`message at byte ${at} runs past the stream's end`);
-    const message = Message.decode(stream.subarray(at + 8, bodyAt));
-    const bodyLength = Number(message.bodyLength);
+    const { headerType, bodyLength } = messageHeaderInfo(view, at + 8);
     if (!(bodyLength >= 0)) throw new Error(`message at byte ${at} has body length ${bodyLength}`);
-    if (message.isRecordBatch()) batches++;
+    if (headerType === RECORD_BATCH_HEADER) batches++;
     at = bodyAt + bodyLength;
   }
 }

@@ -50,14 +50,19 @@ export interface ReplayResult {
 
 const PREFETCH = 4;
 
-async function readEntry(store: ObjectStore, layout: RegionLayout, position: number): Promise<WalEntry | undefined> {
-  const key = layout.walEntryKey(position);
+/** The entry's bytes, or undefined when the position is empty. */
+async function readBytes(store: ObjectStore, layout: RegionLayout, position: number): Promise<Uint8Array | undefined> {
   try {
-    return decodeWalEntry(await store.get(key), key);
+    return await store.get(layout.walEntryKey(position));
   } catch (e) {
     if (isQuiverError(e, 'not_found')) return undefined;
     throw e;
   }
+}
+
+async function readEntry(store: ObjectStore, layout: RegionLayout, position: number): Promise<WalEntry | undefined> {
+  const bytes = await readBytes(store, layout, position);
+  return bytes && decodeWalEntry(bytes, layout.walEntryKey(position));
 }
 
 class EpochFilter {
@@ -103,10 +108,12 @@ function relabel(entry: WalEntry, schema: Schema, what: string): RecordBatch[] {
 async function readContiguous(store: ObjectStore, layout: RegionLayout, from: number, filter: EpochFilter): Promise<number> {
   let position = from;
   for (;;) {
-    const window = await Promise.all(Array.from({ length: PREFETCH }, (_, i) => readEntry(store, layout, position + i)));
-    for (const entry of window) {
-      if (!entry) return position;
-      await filter.offer(position, entry);
+    // Fetch ahead, but decode in order and only up to the first missing position: an entry
+    // beyond a gap is not part of the log yet, so even a damaged one must not stop the read.
+    const window = await Promise.all(Array.from({ length: PREFETCH }, (_, i) => readBytes(store, layout, position + i)));
+    for (const bytes of window) {
+      if (!bytes) return position;
+      await filter.offer(position, decodeWalEntry(bytes, layout.walEntryKey(position)));
       position++;
     }
   }

@@ -39,7 +39,8 @@ export class SimStorage {
   constructor(
     readonly runtime: SimRuntime,
     private readonly rng: () => number,
-    readonly trace: (line: string) => void,
+    /** Records a trace line; the store passes a function so lines are only formatted when read. */
+    readonly trace: (line: () => string) => void,
   ) {}
 
   client(name: string): SimStoreClient {
@@ -145,9 +146,9 @@ export class SimStoreClient implements ObjectStore {
     return new Promise<T>((resolve, reject) => {
       const complete = () => {
         this.inFlight.delete(handle);
-        const what = `${this.name} ${op} ${shortKey(key)}`;
+        const what = () => `${this.name} ${op} ${shortKey(key)}`;
         if (this.rng() < f.failBefore) {
-          this.storage.trace(`${what} -> failed before storage`);
+          this.storage.trace(() => `${what()} -> failed before storage`);
           reject(new UnavailableError(`sim: ${op} ${key} failed before reaching storage`));
           return;
         }
@@ -155,16 +156,16 @@ export class SimStoreClient implements ObjectStore {
         try {
           result = perform();
         } catch (e) {
-          this.storage.trace(`${what} -> ${(e as { kind?: string }).kind ?? 'error'}`);
+          this.storage.trace(() => `${what()} -> ${(e as { kind?: string }).kind ?? 'error'}`);
           reject(e);
           return;
         }
         if (MUTATIONS.has(op) && this.rng() < f.failAfter) {
-          this.storage.trace(`${what} -> landed, response lost`);
+          this.storage.trace(() => `${what()} -> landed, response lost`);
           reject(new UnavailableError(`sim: ${op} ${key} response lost`));
           return;
         }
-        if (MUTATIONS.has(op)) this.storage.trace(`${what} -> ok`);
+        if (MUTATIONS.has(op)) this.storage.trace(() => `${what()} -> ok`);
         resolve(result);
       };
       const handle = this.storage.runtime.setTimer(complete, latency);

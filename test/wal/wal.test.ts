@@ -159,6 +159,8 @@ test('replay: a corrupt entry stops it with a data error naming the object; move
   t.true(isQuiverError(err, 'data'));
   t.true(err!.message.startsWith(`corrupt WAL entry ${layout.walEntryKey(2)}: truncated`), err!.message);
   t.falsy(await mem.head(layout.walEntryKey(4)), 'no sentinel written');
+  t.deepEqual(applied, [1], 'entries before the damaged one were applied in order');
+  applied.length = 0;
   await t.throwsAsync(tailWal(mem, layout, schema.stored, 1, 0, () => {}), { message: /corrupt WAL entry/ });
   // The operator accepts the loss and renames the object out of the log (README: "A corrupt WAL
   // entry"): the next writer plugs position 2 with its sentinel and skips entry 3 as stale.
@@ -169,4 +171,15 @@ test('replay: a corrupt entry stops it with a data error naming the object; move
   t.is(result.sentinelPosition, 2);
   t.is(result.skipped, 1);
   t.is(result.nextPosition, 4);
+});
+
+test('tail: a damaged entry beyond a gap is not part of the log yet and does not stop the read', async (t) => {
+  const mem = new MemoryObjectStore();
+  await mem.putIfAbsent(layout.walEntryKey(1), encodeWalEntry(schema.stored, { epoch: 1, id: 'w-1' }, rows([1])));
+  // position 2 is still in flight; 3 landed damaged (a torn upload, say)
+  await mem.putIfAbsent(layout.walEntryKey(3), new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8]));
+  const applied: number[] = [];
+  const result = await tailWal(mem, layout, schema.stored, 1, 0, (pos) => void applied.push(pos));
+  t.deepEqual(applied, [1]);
+  t.is(result.nextPosition, 2);
 });
