@@ -7,7 +7,7 @@ import type { IndexingContext } from '../index/indexing.js';
 import { batchBytes } from '../memtable/batch-store.js';
 import type { ObjectStore } from '../storage/object-store.js';
 import { type LoadedGeneration, loadIndexSidecars, readGeneration } from './generation.js';
-import type { RegionLayout } from './layout.js';
+import type { RegionLayout } from '../wal/region-layout.js';
 
 export class GenerationCache {
   private readonly entries = new Map<string, { gen: Promise<LoadedGeneration>; bytes: number }>();

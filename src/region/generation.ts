@@ -24,7 +24,7 @@ import type { ObjectStore } from '../storage/object-store.js';
 import { batchKeyReader } from '../table/primary-key.js';
 import type { TableSchema } from '../table/table-schema.js';
 import { KeyDeduper } from './key-dedup.js';
-import type { RegionLayout } from './layout.js';
+import type { RegionLayout } from '../wal/region-layout.js';
 import type { Runtime } from '../util/runtime.js';
 
 export const GENERATION_DATA_FILE = 'data.arrow';

@@ -14,7 +14,7 @@ import { MemTable } from '../memtable/memtable.js';
 import type { ObjectStore } from '../storage/object-store.js';
 import type { IndexingContext } from '../index/indexing.js';
 import { tailWal } from '../wal/wal-replay.js';
-import type { RegionLayout } from './layout.js';
+import type { RegionLayout } from '../wal/region-layout.js';
 import type { RegionReadState } from './region-writer.js';
 
 interface TailState {

@@ -41,7 +41,7 @@ import { replayAndFence } from '../wal/wal-replay.js';
 import { dedupForFlush, writeGeneration } from './generation.js';
 import type { GenerationCache } from './generation-cache.js';
 import type { IndexingContext } from '../index/indexing.js';
-import type { RegionLayout } from './layout.js';
+import type { RegionLayout } from '../wal/region-layout.js';
 import type { RegionWriterConfig } from './writer-config.js';
 import { type Runtime, runtimeUuid, type TimerHandle, sleep } from '../util/runtime.js';
 

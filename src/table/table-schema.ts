@@ -25,6 +25,7 @@ import {
   type Data,
 } from 'apache-arrow';
 import { InvalidError } from '../errors.js';
+import { sameType } from '../util/same-type.js';
 
 export const TOMBSTONE_COLUMN = '_tombstone';
 /** Names the engine uses for its own columns; user fields may not take them. */
@@ -124,15 +125,6 @@ function coerce(field: Field, data: Data): Data {
 function makeVectorOf(data: Data): { get(i: number): string | null } {
   // A one-Data vector; imported lazily to keep the common path free of builders.
   return new RecordBatch({ v: data as Data<Dictionary> }).getChild('v') as unknown as { get(i: number): string | null };
-}
-
-/** Structural type equality, ignoring field names and nullability of list children. */
-export function sameType(a: DataType, b: DataType): boolean {
-  if (a.typeId !== b.typeId || String(a) !== String(b)) return false;
-  const ac = a.children ?? [];
-  const bc = b.children ?? [];
-  if (ac.length !== bc.length) return false;
-  return ac.every((f, i) => sameType(f.type, bc[i].type));
 }
 
 function validateUserSchema(schema: Schema, primaryKey: string[]): void {

@@ -11,7 +11,7 @@ import { InvalidError } from '../errors.js';
 import { FtsQueryError, parseFtsQuery } from '../index/fts/query.js';
 import type { ScalarPredicate } from '../index/scalar/scalar-index.js';
 import { METRICS, type Metric } from '../index/vector/distance.js';
-import type { RegionLayout } from '../region/layout.js';
+import type { RegionLayout } from '../wal/region-layout.js';
 import type { RegionReadState } from '../region/region-writer.js';
 import { isFloat32Vector } from './index-def.js';
 import { keyHits, materialize, prepareSources, type RegionSources, type SearchSource, textHits, vectorHits } from './search.js';

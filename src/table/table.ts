@@ -24,7 +24,7 @@ import { AlreadyExistsError, ClosedError, InvalidError, isQuiverError, NotFoundE
 import { takeBatch } from '../region/generation.js';
 import type { GenerationCache } from '../region/generation-cache.js';
 import { KeyDeduper } from '../region/key-dedup.js';
-import { RegionLayout } from '../region/layout.js';
+import { RegionLayout } from '../wal/region-layout.js';
 import { type RegionSpec, routeBatch, staticRegions } from '../region/region-spec.js';
 import { RegionTail } from '../region/region-tail.js';
 import { type RegionReadState, RegionWriter, type RegionWriterStats } from '../region/region-writer.js';

@@ -18,7 +18,7 @@
 import type { RecordBatch, Schema } from 'apache-arrow';
 import { DataError, FencedError, isQuiverError, type QuiverError, toQuiverError, UnavailableError } from '../errors.js';
 import type { WalWriterIdentity } from './wal-entry.js';
-import type { RegionLayout } from '../region/layout.js';
+import type { RegionLayout } from './region-layout.js';
 import type { ObjectStore } from '../storage/object-store.js';
 import { walEntryBuffers } from './entry-buffer-pool.js';
 import { decodeWalEntry, encodeWalEntry } from './wal-entry.js';

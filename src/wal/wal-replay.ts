@@ -24,8 +24,8 @@
  */
 import { RecordBatch, type Schema } from 'apache-arrow';
 import { DataError, FencedError, isQuiverError } from '../errors.js';
-import { sameType } from '../table/table-schema.js';
-import type { RegionLayout } from '../region/layout.js';
+import { sameType } from '../util/same-type.js';
+import type { RegionLayout } from './region-layout.js';
 import type { ObjectStore } from '../storage/object-store.js';
 import { decodeWalEntry, encodeWalEntry, type WalEntry, type WalWriterIdentity } from './wal-entry.js';
 

@@ -36,7 +36,7 @@ import type { RecordBatch } from 'apache-arrow';
 import { connect, type ConnectOptions, type Database, type RegionSpec, type RegionWriterConfig } from '../../src/index.js';
 import type { ObjectStore } from '../../src/storage/object-store.js';
 import { RegionManifestStore } from '../../src/manifest/region-manifest-store.js';
-import { RegionLayout } from '../../src/region/layout.js';
+import { RegionLayout } from '../../src/wal/region-layout.js';
 import { LocalObjectStore } from '../../src/storage/local-store.js';
 import { loadS3Env, makeTestBucketStore } from '../helpers/s3-env.js';
 import { DIM, isRowText, makeBatch, rowVec, type WriterArgs } from './crash-writer.js';

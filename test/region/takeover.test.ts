@@ -10,7 +10,7 @@ import type { RegionWriter } from '../../src/region/region-writer.js';
 import type { ObjectStore } from '../../src/storage/object-store.js';
 import { WalAppender } from '../../src/wal/wal-appender.js';
 import { encodeWalEntry } from '../../src/wal/wal-entry.js';
-import { RegionLayout } from '../../src/region/layout.js';
+import { RegionLayout } from '../../src/wal/region-layout.js';
 import { TableSchema } from '../../src/table/table-schema.js';
 import { docs, docsSchema, liveRows, range } from '../helpers/data.js';
 

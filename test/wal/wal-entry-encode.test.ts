@@ -6,7 +6,7 @@
 import { crc32 } from 'node:zlib';
 import test, { type ExecutionContext } from 'ava';
 import { Dictionary, Field, Int32, RecordBatch, RecordBatchStreamWriter, Schema, Utf8, vectorFromArray, makeData, Struct } from 'apache-arrow';
-import { RegionLayout } from '../../src/region/layout.js';
+import { RegionLayout } from '../../src/wal/region-layout.js';
 import { MemoryObjectStore } from '../../src/storage/memory-store.js';
 import { TableSchema } from '../../src/table/table-schema.js';
 import { EntryBufferPool, walEntryBuffers } from '../../src/wal/entry-buffer-pool.js';

@@ -1,7 +1,7 @@
 import test from 'ava';
 import { RecordBatch, RecordBatchReader } from 'apache-arrow';
 import { isQuiverError } from '../../src/errors.js';
-import { RegionLayout } from '../../src/region/layout.js';
+import { RegionLayout } from '../../src/wal/region-layout.js';
 import { FaultInjectingObjectStore } from '../../src/storage/fault-store.js';
 import { MemoryObjectStore } from '../../src/storage/memory-store.js';
 import { RetryingObjectStore } from '../../src/storage/retrying-store.js';

@@ -5,6 +5,9 @@
  *   {table}/_mem_wal/{region_uuid}/manifest/version_hint.json
  *   {table}/_mem_wal/{region_uuid}/wal/{bit-reversed position}.arrow
  *   {table}/_mem_wal/{region_uuid}/{8 hex}_gen_{N}/
+ *
+ * It lives with the WAL, the lowest layer that names these objects (DESIGN.md's layers: a type
+ * shared across layers sits in the lowest one that uses it).
  */
 import { joinKey } from '../storage/object-store.js';
 import { bitReversedName, parseBitReversedName } from '../util/bit-reversed-name.js';
