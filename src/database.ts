@@ -21,7 +21,7 @@ import { encodeSchema, decodeSchema, TABLE_FORMAT_VERSION, type TableMeta } from
 import { Table } from './table/table.js';
 import { IndexingContext } from './index/indexing.js';
 import { loadIndexModel } from './table/index-training.js';
-import { TableSchema } from './table/table-schema.js';
+import { TableSchema } from './schema/table-schema.js';
 import { type Runtime, runtimeUuid, systemRuntime } from './util/runtime.js';
 
 export interface S3ConnectOptions {

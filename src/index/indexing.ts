@@ -3,8 +3,8 @@
  * trained IVF-PQ models. The table owns it and updates it when an index is created or trained;
  * writers and generation loaders read it when they build a source's indexes.
  */
-import type { TableSchema } from '../table/table-schema.js';
-import type { IndexDef } from '../table/index-def.js';
+import type { TableSchema } from '../schema/table-schema.js';
+import type { IndexDef } from './index-def.js';
 import { SourceIndexes } from './source-indexes.js';
 import type { IvfPqModel } from './vector/ivf-pq-model.js';
 import type { RecordBatch } from 'apache-arrow';

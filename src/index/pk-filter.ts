@@ -12,7 +12,7 @@
  * u32 LE key count n, then ceil(m/8) bytes of bits (bit j is byte j>>3, mask 1<<(j&7)).
  */
 import { DataError } from '../errors.js';
-import type { KeyValue } from '../table/primary-key.js';
+import type { KeyValue } from '../schema/primary-key.js';
 import { murmur3 } from '../util/murmur3.js';
 
 const MAGIC = [0x51, 0x50, 0x4b, 0x46]; // "QPKF"

@@ -1,6 +1,6 @@
 /** Turning a generation's index sidecar (an Arrow table) back into an index object. */
 import type { Table } from 'apache-arrow';
-import type { IndexDef } from '../table/index-def.js';
+import type { IndexDef } from './index-def.js';
 import { InvertedIndex } from './fts/inverted-index.js';
 import type { IndexingContext } from './indexing.js';
 import { ScalarIndex } from './scalar/scalar-index.js';

@@ -9,8 +9,8 @@
  * the generation's data file.
  */
 import { type Data, FixedSizeList, type RecordBatch, type Utf8 } from 'apache-arrow';
-import type { TableSchema } from '../table/table-schema.js';
-import type { IndexDef } from '../table/index-def.js';
+import type { TableSchema } from '../schema/table-schema.js';
+import type { IndexDef } from './index-def.js';
 import { InvertedIndex } from './fts/inverted-index.js';
 import { ScalarIndex } from './scalar/scalar-index.js';
 import { IvfPqIndex } from './vector/ivf-pq-index.js';

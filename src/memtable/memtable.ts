@@ -18,7 +18,7 @@
  */
 import type { RecordBatch } from 'apache-arrow';
 import type { SourceIndexes } from '../index/source-indexes.js';
-import type { SourceKeys } from '../table/liveness.js';
+import type { SourceKeys } from './liveness.js';
 import { BatchStore } from './batch-store.js';
 
 export interface MemTableLimits {

@@ -9,7 +9,7 @@
  * (lance-memwal.md pitfall 16).
  */
 import type { RecordBatch } from 'apache-arrow';
-import { batchKeyReader, type KeyValue } from '../table/primary-key.js';
+import { batchKeyReader, type KeyValue } from '../schema/primary-key.js';
 
 export class KeyDeduper {
   private readonly seen = new Set<KeyValue>();

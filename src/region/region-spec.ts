@@ -15,7 +15,7 @@
 import { type RecordBatch } from 'apache-arrow';
 import { InvalidError } from '../errors.js';
 import { keyBytes } from '../index/pk-filter.js';
-import { columnKeyReader, type KeyValue } from '../table/primary-key.js';
+import { columnKeyReader, type KeyValue } from '../schema/primary-key.js';
 import { murmur3 } from '../util/murmur3.js';
 import { nameUUID } from '../util/uuid.js';
 

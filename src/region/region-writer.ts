@@ -35,7 +35,7 @@ import { RegionManifestStore } from '../manifest/region-manifest-store.js';
 import { batchBytes } from '../memtable/batch-store.js';
 import { MemTable, type MemTableLimits, type MemTableSnapshot } from '../memtable/memtable.js';
 import type { ObjectStore } from '../storage/object-store.js';
-import type { TableSchema } from '../table/table-schema.js';
+import type { TableSchema } from '../schema/table-schema.js';
 import { WalAppender } from '../wal/wal-appender.js';
 import { replayAndFence } from '../wal/wal-replay.js';
 import { dedupForFlush, writeGeneration } from './generation.js';

@@ -11,7 +11,7 @@ import { decodeIvfPqModel, encodeIvfPqModel, type IvfPqModel, trainIvfPq } from 
 import { VectorSource } from '../index/vector/vector-source.js';
 import type { ObjectStore } from '../storage/object-store.js';
 import { randomUUID } from '../util/uuid.js';
-import type { IndexDef } from './index-def.js';
+import type { IndexDef } from '../index/index-def.js';
 
 /** Fewer rows than this are searched exactly; a model is trained once a table has this many. */
 export const MIN_TRAINING_ROWS = 2048;

@@ -22,9 +22,9 @@ import type { SourceIndexes } from '../index/source-indexes.js';
 import { flatKnn } from '../index/vector/flat-knn.js';
 import type { Metric } from '../index/vector/distance.js';
 import type { IvfPqIndex } from '../index/vector/ivf-pq-index.js';
-import type { IndexDef } from './index-def.js';
-import { regionLiveness } from './liveness.js';
-import type { SourceKeys } from './liveness.js';
+import type { IndexDef } from '../index/index-def.js';
+import { regionLiveness } from '../memtable/liveness.js';
+import type { SourceKeys } from '../memtable/liveness.js';
 
 /** One searchable source of a snapshot. */
 export interface SearchSource {

@@ -11,7 +11,7 @@ import { RecordBatchReader, RecordBatchStreamWriter, type Schema } from 'apache-
 import { DataError } from '../errors.js';
 import type { RegionSpec } from '../region/region-spec.js';
 import type { RegionWriterConfig } from '../region/writer-config.js';
-import type { IndexDef } from './index-def.js';
+import type { IndexDef } from '../index/index-def.js';
 
 export const TABLE_FORMAT_VERSION = 1;
 

@@ -13,9 +13,9 @@ import type { ScalarPredicate } from '../index/scalar/scalar-index.js';
 import { METRICS, type Metric } from '../index/vector/distance.js';
 import type { RegionLayout } from '../wal/region-layout.js';
 import type { RegionReadState } from '../region/region-writer.js';
-import { isFloat32Vector } from './index-def.js';
+import { isFloat32Vector } from '../index/index-def.js';
 import { keyHits, materialize, prepareSources, type RegionSources, type SearchSource, textHits, vectorHits } from './search.js';
-import type { TableContext } from './table.js';
+import type { TableContext } from './table-context.js';
 
 export interface SearchRequest {
   vector?: { column: string; query: Float32Array | readonly number[]; metric?: Metric };

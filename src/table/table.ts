@@ -22,37 +22,19 @@ import { type Data, type DataType, makeBuilder, makeData, RecordBatch, Schema, S
 import { takeData } from '../../exec/kernels/take.js';
 import { AlreadyExistsError, ClosedError, InvalidError, isQuiverError, NotFoundError, type QuiverError, toQuiverError } from '../errors.js';
 import { takeBatch } from '../region/generation.js';
-import type { GenerationCache } from '../region/generation-cache.js';
 import { KeyDeduper } from '../region/key-dedup.js';
 import { RegionLayout } from '../wal/region-layout.js';
 import { type RegionSpec, routeBatch, staticRegions } from '../region/region-spec.js';
 import { RegionTail } from '../region/region-tail.js';
 import { type RegionReadState, RegionWriter, type RegionWriterStats } from '../region/region-writer.js';
 import { type RegionWriterConfig, resolveWriterConfig } from '../region/writer-config.js';
-import type { ObjectStore } from '../storage/object-store.js';
-import { keyVectorData } from './primary-key.js';
-import type { TableMeta } from './table-meta.js';
-import { TableSchema } from './table-schema.js';
-import type { IndexingContext } from '../index/indexing.js';
-import type { VersionedStore } from '../manifest/versioned-store.js';
-import { type CreateIndexOptions, type IndexDef, makeIndexDef } from './index-def.js';
+import { keyVectorData } from '../schema/primary-key.js';
+import { type CreateIndexOptions, type IndexDef, makeIndexDef } from '../index/index-def.js';
 import { type SearchRequest, runSearch } from './table-search.js';
 import { trainIndexModel } from './index-training.js';
-import type { Runtime } from '../util/runtime.js';
+import type { TableContext } from './table-context.js';
 
-export interface TableContext {
-  store: ObjectStore;
-  /** Key prefix of the table's objects (its name). */
-  tableKey: string;
-  meta: TableMeta;
-  schema: TableSchema;
-  generations: GenerationCache;
-  writerOverrides: Partial<RegionWriterConfig>;
-  indexing: IndexingContext;
-  /** The table's metadata versions (index definitions are committed there). */
-  metaStore: VersionedStore<TableMeta>;
-  runtime: Runtime;
-}
+export type { TableContext } from './table-context.js';
 
 export interface ScanOptions {
   /** Columns to return, in this order (default: all). */

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { MemTable } from '../../src/memtable/memtable.js';
-import { TableSchema } from '../../src/table/table-schema.js';
+import { TableSchema } from '../../src/schema/table-schema.js';
 import { docs, docsSchema } from '../helpers/data.js';
 
 const schema = new TableSchema(docsSchema, ['id']);

@@ -11,7 +11,7 @@ import type { ObjectStore } from '../../src/storage/object-store.js';
 import { WalAppender } from '../../src/wal/wal-appender.js';
 import { encodeWalEntry } from '../../src/wal/wal-entry.js';
 import { RegionLayout } from '../../src/wal/region-layout.js';
-import { TableSchema } from '../../src/table/table-schema.js';
+import { TableSchema } from '../../src/schema/table-schema.js';
 import { docs, docsSchema, liveRows, range } from '../helpers/data.js';
 
 const REGION = '00000000-0000-4000-8000-000000000001';

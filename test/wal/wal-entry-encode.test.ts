@@ -8,7 +8,7 @@ import test, { type ExecutionContext } from 'ava';
 import { Dictionary, Field, Int32, RecordBatch, RecordBatchStreamWriter, Schema, Utf8, vectorFromArray, makeData, Struct } from 'apache-arrow';
 import { RegionLayout } from '../../src/wal/region-layout.js';
 import { MemoryObjectStore } from '../../src/storage/memory-store.js';
-import { TableSchema } from '../../src/table/table-schema.js';
+import { TableSchema } from '../../src/schema/table-schema.js';
 import { EntryBufferPool, walEntryBuffers } from '../../src/wal/entry-buffer-pool.js';
 import { WalAppender } from '../../src/wal/wal-appender.js';
 import { decodeWalEntry, encodeWalEntry, WAL_TRAILER_BYTES, WRITER_EPOCH_KEY, WRITER_ID_KEY } from '../../src/wal/wal-entry.js';

@@ -8,7 +8,7 @@ import test, { type ExecutionContext } from 'ava';
 import { Message, RecordBatch, RecordBatchStreamWriter, Schema } from 'apache-arrow';
 import { isQuiverError } from '../../src/errors.js';
 import { RegionLayout } from '../../src/wal/region-layout.js';
-import { TableSchema } from '../../src/table/table-schema.js';
+import { TableSchema } from '../../src/schema/table-schema.js';
 import { decodeWalEntry, encodeWalEntry, WAL_TRAILER_BYTES, WRITER_EPOCH_KEY, WRITER_ID_KEY } from '../../src/wal/wal-entry.js';
 import { docs, docsSchema } from '../helpers/data.js';
 import { mulberry32 } from '../helpers/rng.js';

@@ -5,7 +5,7 @@ import { RegionLayout } from '../../src/wal/region-layout.js';
 import { FaultInjectingObjectStore } from '../../src/storage/fault-store.js';
 import { MemoryObjectStore } from '../../src/storage/memory-store.js';
 import { RetryingObjectStore } from '../../src/storage/retrying-store.js';
-import { TableSchema } from '../../src/table/table-schema.js';
+import { TableSchema } from '../../src/schema/table-schema.js';
 import { WalAppender } from '../../src/wal/wal-appender.js';
 import { decodeWalEntry, encodeWalEntry, WAL_TRAILER_BYTES } from '../../src/wal/wal-entry.js';
 import { replayAndFence, tailWal } from '../../src/wal/wal-replay.js';

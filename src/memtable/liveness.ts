@@ -13,7 +13,7 @@
  * a byte map (1 = live) used as part of the prefilter.
  */
 import type { RecordBatch } from 'apache-arrow';
-import { batchKeyReader, type KeyValue } from './primary-key.js';
+import { batchKeyReader, type KeyValue } from '../schema/primary-key.js';
 
 export interface KeyedSource {
   /** Visible batches in position order (stored schema). */

@@ -9,7 +9,7 @@
  */
 import { type DataType, type Field, FixedSizeList, Type } from 'apache-arrow';
 import { InvalidError } from '../errors.js';
-import { METRICS, type Metric } from '../index/vector/distance.js';
+import { METRICS, type Metric } from './vector/distance.js';
 
 export type IndexType = 'ivf_pq' | 'fts' | 'scalar';
 
