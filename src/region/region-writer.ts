@@ -102,6 +102,8 @@ export class RegionWriter {
   /** Position of this writer's fence sentinel: once the cursor passes it, the floor is ours. */
   private sentinelPosition = Number.POSITIVE_INFINITY;
   readonly writerId: string;
+  /** When a read last confirmed that no other writer has claimed the region. */
+  private ownershipConfirmedAt = Number.NEGATIVE_INFINITY;
   private readonly limits: MemTableLimits;
   readonly stats: RegionWriterStats;
 
@@ -242,8 +244,14 @@ export class RegionWriter {
    */
   async confirmOwnership(): Promise<boolean> {
     if (this.failure) return false;
+    const interval = this.opts.config.ownershipCheckIntervalMs;
+    const now = this.opts.runtime.now();
+    if (interval > 0 && now - this.ownershipConfirmedAt < interval) return true;
     const known = this.manifest.version;
-    if (!(await this.manifests.hasVersionAfter(known))) return !this.failure;
+    if (!(await this.manifests.hasVersionAfter(known))) {
+      if (!this.failure) this.ownershipConfirmedAt = now;
+      return !this.failure;
+    }
     const latest = await this.manifests.readLatest();
     try {
       if (latest) this.manifests.checkFenced(latest, this.identity);
@@ -251,6 +259,7 @@ export class RegionWriter {
       this.fail(toQuiverError(e, 'ownership check'));
       return false;
     }
+    if (!this.failure) this.ownershipConfirmedAt = now;
     return !this.failure;
   }
 

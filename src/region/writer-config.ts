@@ -28,6 +28,13 @@ export interface RegionWriterConfig {
    * put later fails).
    */
   visibility: 'durable' | 'memory';
+  /**
+   * Reads served from this process's writer confirm that no other writer has claimed the region
+   * (one HEAD on the next manifest version) at most this often. 0 (default): on every read, so a
+   * read sees every write any process acknowledged before it began. N > 0: a read may miss
+   * another process's writes acknowledged within the last N ms (saves the HEAD on S3).
+   */
+  ownershipCheckIntervalMs: number;
 }
 
 const MiB = 1024 * 1024;
@@ -43,6 +50,7 @@ export const DEFAULT_WRITER_CONFIG: Readonly<RegionWriterConfig> = Object.freeze
   maxWalWritesInFlight: 4,
   manifestScanBatchSize: 2,
   visibility: 'durable',
+  ownershipCheckIntervalMs: 0,
 });
 
 export function resolveWriterConfig(overrides: Partial<RegionWriterConfig> = {}): RegionWriterConfig {
@@ -60,7 +68,7 @@ export function resolveWriterConfig(overrides: Partial<RegionWriterConfig> = {})
     const v = config[k];
     if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) throw new InvalidError(`writer setting ${k} must be a positive number, got ${String(v)}`);
   }
-  for (const k of ['maxWalFlushIntervalMs', 'backpressureTimeoutMs'] as const) {
+  for (const k of ['maxWalFlushIntervalMs', 'backpressureTimeoutMs', 'ownershipCheckIntervalMs'] as const) {
     const v = config[k];
     if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw new InvalidError(`writer setting ${k} must be a number >= 0, got ${String(v)}`);
   }

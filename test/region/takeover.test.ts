@@ -242,3 +242,19 @@ test('defect 12: writerStats says whether this process holds each region, with w
   t.is(Object.values(await table.writerStats()).length, 0);
   await db.close();
 });
+
+test('defect 8: with ownershipCheckIntervalMs, a read may miss another process\'s writes only within that interval', async (t) => {
+  const mem = new MemoryObjectStore();
+  const dbA = await connect('memory://', { store: mem, writer: { maxWalFlushIntervalMs: 0, ownershipCheckIntervalMs: 300 } });
+  const a = await dbA.createTable('docs', docsSchema, { primaryKey: 'id' });
+  await a.put(docs([1], 1));
+  t.is((await liveRows(a)).get(1), 1); // confirms ownership now
+  const dbB = await connect('memory://', { store: mem, writer: { maxWalFlushIntervalMs: 0 } });
+  await (await dbB.openTable('docs')).put(docs([1], 2));
+  t.is((await liveRows(a)).get(1), 1, 'inside the interval: served from A\'s memory, B\'s write not seen yet');
+  await new Promise((r) => setTimeout(r, 350));
+  t.is((await liveRows(a)).get(1), 2, 'past the interval: A checks, finds B\'s claim, reads from storage');
+  t.is(Object.values(await a.writerStats())[0].state, 'fenced');
+  await dbB.close();
+  await dbA.close().catch(() => {});
+});
