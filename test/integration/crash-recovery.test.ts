@@ -384,14 +384,18 @@ async function crashRounds(t: ExecutionContext, backend: Backend, rounds: number
 
   // Flushed generations that count: the ones the regions' latest manifests list (a flush that
   // died before its manifest commit, or was fenced, leaves an orphan folder that does not count).
+  // Manifests are read before storage is listed: an abandoned writer of the last round may still
+  // be flushing, and a generation it commits after the listing would look missing. Files are
+  // written before their manifest commit, so a listing taken after the read shows them all.
+  const regionIds = new Set((await backend.store.list(`${TABLE}/_mem_wal/`)).map((o) => o.key.split('/')[2]));
+  const manifests = new Map<string, Awaited<ReturnType<RegionManifestStore['readLatest']>>>();
+  for (const id of regionIds) manifests.set(id, await new RegionManifestStore(backend.store, new RegionLayout(TABLE, id).manifestDir, id).readLatest());
   const all = await backend.store.list(`${TABLE}/_mem_wal/`);
   const genFolders = new Set(all.map((o) => /\/([0-9a-f]{8}_gen_\d+)\//.exec(o.key)?.[1]).filter(Boolean));
-  const regionIds = new Set(all.map((o) => o.key.split('/')[2]));
   const walSizes = all.filter((o) => o.key.includes('/wal/')).map((o) => o.size);
   const largestWalEntry = walSizes.reduce((a, b) => Math.max(a, b), 0);
   let committedGenerations = 0;
-  for (const id of regionIds) {
-    const manifest = await new RegionManifestStore(backend.store, new RegionLayout(TABLE, id).manifestDir, id).readLatest();
+  for (const [id, manifest] of manifests) {
     for (const g of manifest?.flushedGenerations ?? []) {
       committedGenerations++;
       if (!genFolders.has(g.path)) throw new Error(`region ${id} lists generation folder ${g.path}, which is not in storage`);
