@@ -1,5 +1,14 @@
-/** Turning a generation's index sidecar (an Arrow table) back into an index object. */
-import type { Table } from 'apache-arrow';
+/**
+ * A generation's index sidecars: an index written out as an Arrow table, and read back.
+ *
+ * IVF-PQ codes only mean something under the model that made them, so an IVF-PQ sidecar names its
+ * model file (`quiver.ivf_pq.model`). Two processes that create the same index each train their
+ * own model and the table metadata keeps the last; a process still flushing with the other model
+ * writes codes that the table's model would decode wrongly, losing recall without a sound. A
+ * sidecar whose model is not the definition's is therefore ignored, and the index is rebuilt
+ * from the generation's rows with the right model.
+ */
+import { RecordBatch, Schema, type Table, Table as ArrowTable } from 'apache-arrow';
 import type { IndexDef } from './index-def.js';
 import { InvertedIndex } from './fts/inverted-index.js';
 import type { IndexingContext } from './indexing.js';
@@ -7,11 +16,26 @@ import { ScalarIndex } from './scalar/scalar-index.js';
 import type { SourceIndex } from './source-indexes.js';
 import { IvfPqIndex } from './vector/ivf-pq-index.js';
 
+/** Schema metadata key of an IVF-PQ sidecar: the model file its codes were made with. */
+export const SIDECAR_MODEL_KEY = 'quiver.ivf_pq.model';
+
+/** The sidecar table of `index`, labelled with what it needs to be read back safely. */
+export function sidecarOf(def: IndexDef, index: SourceIndex): Table {
+  const table = index.toArrow();
+  if (def.type !== 'ivf_pq') return table;
+  const metadata = new Map(table.schema.metadata);
+  metadata.set(SIDECAR_MODEL_KEY, def.model ?? '');
+  const schema = new Schema(table.schema.fields, metadata);
+  return new ArrowTable(schema, table.batches.map((b) => new RecordBatch(schema, b.data)));
+}
+
+/** The index a sidecar holds, or undefined when it cannot serve `def` (then rebuild from rows). */
 export function indexFromSidecar(def: IndexDef, indexing: IndexingContext, table: Table): SourceIndex | undefined {
   switch (def.type) {
     case 'ivf_pq': {
       const model = indexing.model(def);
-      return model ? IvfPqIndex.fromArrow(model, table) : undefined;
+      if (!model || table.schema.metadata.get(SIDECAR_MODEL_KEY) !== def.model) return undefined;
+      return IvfPqIndex.fromArrow(model, table);
     }
     case 'fts':
       return InvertedIndex.fromArrow(table, { stem: def.stem, stopWords: def.stopWords });

@@ -14,7 +14,7 @@
 import { RecordBatch, Table, tableFromIPC, tableToIPC, makeData, Struct } from 'apache-arrow';
 import { takeData } from '../../exec/kernels/take.js';
 import { DataError, isQuiverError } from '../errors.js';
-import { indexFromSidecar } from '../index/sidecar.js';
+import { indexFromSidecar, sidecarOf } from '../index/sidecar.js';
 import type { IndexingContext } from '../index/indexing.js';
 import { SourceIndexes } from '../index/source-indexes.js';
 import type { IndexDef } from '../index/index-def.js';
@@ -81,7 +81,7 @@ export async function writeGeneration(
   // and written as sidecars, so the generation is searchable without re-indexing.
   const indexes = indexing.build(batches);
   const sidecars = indexes.entries().map(({ def, index }) =>
-    store.put(layout.generationKey(folder, indexSidecarFile(def)), tableToIPC(index.toArrow(), 'file')),
+    store.put(layout.generationKey(folder, indexSidecarFile(def)), tableToIPC(sidecarOf(def, index), 'file')),
   );
   const table = new Table(schema.stored, batches);
   const filter = PrimaryKeyFilter.forKeys(table.numRows);
