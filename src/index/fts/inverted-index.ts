@@ -342,6 +342,8 @@ export class InvertedIndex {
   private scores: Float64Array = new Float64Array(0);
   private stamp: Uint32Array = new Uint32Array(0);
   private exclStamp: Uint32Array = new Uint32Array(0);
+  /** Search epoch at which a touched row passed the prefilter (pruning with `allowed`). */
+  private allowStamp: Uint32Array = new Uint32Array(0);
   private clauseStamp: Uint32Array = new Uint32Array(0);
   private mustCnt: Uint16Array = new Uint16Array(0);
   private selectBuf: Float64Array = new Float64Array(0);
@@ -743,7 +745,7 @@ export class InvertedIndex {
       this.compactTouched((d) => this.mustCnt[d] === must.length);
       for (const p of live) this.runClause(p, Mode.ShouldWithMust, avgdl);
     } else {
-      this.runShouldOnly(live, k, avgdl, opts.allowed === undefined);
+      this.runShouldOnly(live, k, avgdl, opts.allowed);
     }
     return this.topK(k, opts.allowed);
   }
@@ -753,9 +755,11 @@ export class InvertedIndex {
    * sum of the upper bounds of this and all later clauses is below θ (the k-th best partial score
    * so far, a lower bound of the final k-th score), no untouched row can reach the top k, so the
    * remaining clauses only update rows already touched, and touched rows whose partial score plus
-   * that sum stays below θ are dropped. Disabled with a prefilter (θ would need it evaluated).
+   * that sum stays below θ are dropped. With a prefilter, θ is taken over allowed rows only: at
+   * each check the touched rows not yet seen are tested once, and rows it rejects are dropped
+   * (they can never be results; their touched stamp keeps later clauses from re-adding them).
    */
-  private runShouldOnly(plans: Plan[], k: number, avgdl: number, prune: boolean): void {
+  private runShouldOnly(plans: Plan[], k: number, avgdl: number, allowed: ((pos: number) => boolean) | undefined): void {
     plans.sort((a, b) => a.cost - b.cost);
     const n = plans.length;
     const rest = new Float64Array(n + 1);
@@ -763,17 +767,33 @@ export class InvertedIndex {
     let update = false;
     for (let i = 0; i < n; i++) {
       const p = plans[i]!;
-      if (prune && i > 0 && this.nTouched >= k && (update || p.cost >= 64)) {
-        const theta = this.kthScore(k);
-        if (rest[i]! < theta) {
-          update = true;
-          const bound = theta - rest[i]!;
-          const scores = this.scores;
-          this.compactTouched((d) => scores[d]! >= bound);
+      if (i > 0 && this.nTouched >= k && (update || p.cost >= 64)) {
+        if (allowed !== undefined) this.keepAllowed(allowed);
+        if (this.nTouched >= k) {
+          const theta = this.kthScore(k);
+          if (rest[i]! < theta) {
+            update = true;
+            const bound = theta - rest[i]!;
+            const scores = this.scores;
+            this.compactTouched((d) => scores[d]! >= bound);
+          }
         }
       }
       this.runClause(p, update ? Mode.Update : Mode.Touch, avgdl);
     }
+  }
+
+  /** Drops touched rows the prefilter rejects, testing each row at most once per search. */
+  private keepAllowed(allowed: (pos: number) => boolean): void {
+    const seen = this.allowStamp;
+    const epoch = this.epoch;
+    const base = this.base;
+    this.compactTouched((d) => {
+      if (seen[d] === epoch) return true;
+      if (!allowed(d + base)) return false;
+      seen[d] = epoch;
+      return true;
+    });
   }
 
   /** Upper bound of a clause's score (boost included) for any row. */
@@ -892,6 +912,7 @@ export class InvertedIndex {
       this.scores = new Float64Array(cap);
       this.stamp = new Uint32Array(cap);
       this.exclStamp = new Uint32Array(cap);
+      this.allowStamp = new Uint32Array(cap);
       this.clauseStamp = new Uint32Array(cap);
       this.mustCnt = new Uint16Array(cap);
       this.touched = new Uint32Array(cap);
@@ -901,6 +922,7 @@ export class InvertedIndex {
     if (this.epoch >= 0xfffffff0 || this.clauseEpoch >= 0xfffff000) {
       this.stamp.fill(0);
       this.exclStamp.fill(0);
+      this.allowStamp.fill(0);
       this.clauseStamp.fill(0);
       this.epoch = 0;
       this.clauseEpoch = 0;
