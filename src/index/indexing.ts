@@ -29,6 +29,11 @@ export class IndexingContext {
 
   model = (def: IndexDef): IvfPqModel | undefined => (def.model ? this.models.get(def.name) : undefined);
 
+  /** Whether an index of `def` can be built now (an IVF-PQ index needs its trained model). */
+  canBuild(def: IndexDef): boolean {
+    return def.type !== 'ivf_pq' || this.model(def) !== undefined;
+  }
+
   /** Index sets for a new source over `rows` (position order), with every current index. */
   build(rows: readonly RecordBatch[]): SourceIndexes {
     const set = new SourceIndexes(this.schema);

@@ -31,7 +31,8 @@ export class GenerationCache {
       this.entries.set(key, hit);
       const loaded = await hit.gen;
       // Indexes created since the generation was loaded: from sidecars or built from its rows.
-      if (this.indexing.defs.some((d) => !loaded.indexes.hasIndex(d.name))) {
+      // An IVF-PQ index without a trained model cannot be built yet: no sidecar fetch for it.
+      if (this.indexing.defs.some((d) => !loaded.indexes.hasIndex(d.name) && this.indexing.canBuild(d))) {
         await loadIndexSidecars(this.store, layout, folder, this.indexing, loaded.indexes, loaded.batches);
       }
       return loaded;

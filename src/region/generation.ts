@@ -139,7 +139,7 @@ export async function loadIndexSidecars(
 ): Promise<void> {
   await Promise.all(
     indexing.defs.map(async (def) => {
-      if (indexes.hasIndex(def.name)) return;
+      if (indexes.hasIndex(def.name) || !indexing.canBuild(def)) return;
       const key = layout.generationKey(folder, indexSidecarFile(def));
       let bytes: Uint8Array;
       try {

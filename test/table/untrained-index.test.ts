@@ -1,0 +1,29 @@
+/**
+ * An IVF-PQ index whose model is not trained yet (fewer than 2 048 vectors) cannot be built for a
+ * generation, so searches must not go looking for its sidecar in every cached generation.
+ */
+import test from 'ava';
+import { connect, FaultInjectingObjectStore, MemoryObjectStore } from '../../src/index.js';
+import { docs, docsSchema, range } from '../helpers/data.js';
+
+test('searches over cached generations do not fetch sidecars of an untrained IVF-PQ index', async (t) => {
+  const store = new FaultInjectingObjectStore(new MemoryObjectStore());
+  const db = await connect('memory://', { store, writer: { maxWalFlushIntervalMs: 0 } });
+  const table = await db.createTable('docs', docsSchema, { primaryKey: 'id' });
+  await table.createIndex('vec', { type: 'ivf_pq' }); // too few rows: not trained
+  t.falsy(table.indexes[0].model);
+  for (let g = 0; g < 3; g++) {
+    await table.put(docs(range(g * 100, g * 100 + 100), 1));
+    await table.flush();
+  }
+  const query = new Float32Array([1, 0, 0, 0]);
+  await table.search({ vector: { column: 'vec', query }, k: 5 }); // loads the generations
+  const sidecarGets = () => store.calls.filter((c) => c.op === 'get' && c.key.endsWith('index_vec_ivf_pq.arrow')).length;
+  const before = sidecarGets();
+  for (let i = 0; i < 5; i++) {
+    const hits = await table.search({ vector: { column: 'vec', query }, k: 5 });
+    t.is(hits.numRows, 5); // exact search still answers
+  }
+  t.is(sidecarGets() - before, 0);
+  await db.close();
+});
