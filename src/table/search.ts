@@ -101,22 +101,52 @@ export interface VectorSearchParams {
   distanceRange?: readonly [number, number];
 }
 
+/** Schema metadata key of a search result: how each source was searched (JSON). */
+export const SEARCH_PLAN_KEY = 'quiver.search.plan';
+
 /** Below this many rows a source is searched exactly even when it has an IVF-PQ index. */
 const SMALL_SOURCE_ROWS = 2048;
 
-export function vectorHits(prepared: readonly PreparedSource[], p: VectorSearchParams): Hit[] {
+/**
+ * How one source was searched, for the result's `quiver.search.plan` metadata: no path is taken
+ * silently (an exact scan instead of the index, or an index search that probed every partition,
+ * shows here and, with the SQL engine, in EXPLAIN).
+ */
+export interface SourcePlan {
+  rows: number;
+  path: 'ivf_pq' | 'exact' | 'bm25' | 'scalar_index' | 'filter_scan';
+  /** Why an exact or scan path was taken. */
+  reason?: string;
+  partitionsProbed?: number;
+  partitions?: number;
+}
+
+export function vectorHits(prepared: readonly PreparedSource[], p: VectorSearchParams, plan: SourcePlan[] = []): Hit[] {
   const hits: Hit[] = [];
   for (const { source, allowed, allowedCount } of prepared) {
     if (allowedCount === 0) continue;
     const vectors = source.indexes.vectorSource(p.column);
     if (!vectors) throw new InvalidError(`search: column ${p.column} is not a vector column`);
     const ok = (pos: number) => allowed[pos] === 1;
-    const ivf = p.def && p.def.metric === p.metric ? source.indexes.index<IvfPqIndex>(p.def.name) : undefined;
-    const result =
-      ivf && source.rowCount >= SMALL_SOURCE_ROWS
-        ? ivf.search(p.query, { k: p.k, nprobes: p.nprobes, refineFactor: p.refineFactor, allowed: ok, maxPosition: source.rowCount, distanceRange: p.distanceRange, source: vectors })
-        : flatKnn(vectors, p.query, { k: p.k, metric: p.metric, allowed: ok, maxPosition: source.rowCount, distanceRange: p.distanceRange });
-    for (let i = 0; i < result.positions.length; i++) hits.push({ source, position: result.positions[i], value: result.distances[i] });
+    const index = p.def ? source.indexes.index<IvfPqIndex>(p.def.name) : undefined;
+    const why = !p.def
+      ? 'no IVF-PQ index on the column'
+      : p.def.metric !== p.metric
+        ? `metric ${p.metric} differs from the index's ${p.def.metric ?? 'l2'}`
+        : !index
+          ? 'the IVF-PQ model is not trained yet'
+          : source.rowCount < SMALL_SOURCE_ROWS
+            ? `small source (< ${SMALL_SOURCE_ROWS} rows)`
+            : undefined;
+    if (index && why === undefined) {
+      const result = index.search(p.query, { k: p.k, nprobes: p.nprobes, refineFactor: p.refineFactor, allowed: ok, maxPosition: source.rowCount, distanceRange: p.distanceRange, source: vectors });
+      plan.push({ rows: source.rowCount, path: 'ivf_pq', partitionsProbed: result.partitionsProbed, partitions: index.model.partitions });
+      for (let i = 0; i < result.positions.length; i++) hits.push({ source, position: result.positions[i], value: result.distances[i] });
+    } else {
+      const result = flatKnn(vectors, p.query, { k: p.k, metric: p.metric, allowed: ok, maxPosition: source.rowCount, distanceRange: p.distanceRange });
+      plan.push({ rows: source.rowCount, path: 'exact', reason: why });
+      for (let i = 0; i < result.positions.length; i++) hits.push({ source, position: result.positions[i], value: result.distances[i] });
+    }
   }
   hits.sort((a, b) => a.value - b.value);
   return hits.slice(0, p.k);
@@ -155,11 +185,12 @@ export function textHits(prepared: readonly PreparedSource[], def: IndexDef, que
  * Rows matching a key predicate: through the scalar index when the source has one, otherwise
  * the predicate is already part of the prefilter and every allowed row matches.
  */
-export function keyHits(prepared: readonly PreparedSource[], def: IndexDef | undefined, predicate: ScalarPredicate, k: number): Hit[] {
+export function keyHits(prepared: readonly PreparedSource[], def: IndexDef | undefined, predicate: ScalarPredicate, k: number, plan: SourcePlan[] = []): Hit[] {
   const hits: Hit[] = [];
   for (const { source, allowed, allowedCount } of prepared) {
     if (allowedCount === 0) continue;
     const index = def ? source.indexes.index<ScalarIndex>(def.name) : undefined;
+    plan.push(index ? { rows: source.rowCount, path: 'scalar_index' } : { rows: source.rowCount, path: 'filter_scan', reason: 'no scalar index on the column' });
     if (index) {
       for (const pos of index.lookup(predicate, source.rowCount)) if (allowed[pos]) hits.push({ source, position: pos, value: 0 });
     } else {
@@ -174,10 +205,12 @@ export function keyHits(prepared: readonly PreparedSource[], def: IndexDef | und
  * The hits' rows as one batch in hit order: the chosen columns, plus `extra` (e.g. `_distance`)
  * holding each hit's value.
  */
-export function materialize(hits: readonly Hit[], schema: Schema, columnIndexes: readonly number[], extra: string | undefined): ArrowTable {
+export function materialize(hits: readonly Hit[], schema: Schema, columnIndexes: readonly number[], extra: string | undefined, plan?: readonly SourcePlan[]): ArrowTable {
   const fields = columnIndexes.map((c) => schema.fields[c]);
   const outFields = extra ? [...fields, new Field(extra, new Float32(), false)] : fields;
-  const outSchema = new Schema(outFields, schema.metadata);
+  const metadata = new Map(schema.metadata);
+  if (plan) metadata.set(SEARCH_PLAN_KEY, JSON.stringify({ sources: plan }));
+  const outSchema = new Schema(outFields, metadata);
   if (hits.length === 0) return new ArrowTable(outSchema);
   // Locate every hit's batch and row; gather each column across the batches involved.
   const batchList: RecordBatch[] = [];

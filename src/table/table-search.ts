@@ -14,7 +14,7 @@ import { METRICS, type Metric } from '../index/vector/distance.js';
 import type { RegionLayout } from '../wal/region-layout.js';
 import type { RegionReadState } from '../region/region-writer.js';
 import { isFloat32Vector } from '../index/index-def.js';
-import { keyHits, materialize, prepareSources, type RegionSources, type SearchSource, textHits, vectorHits } from './search.js';
+import { keyHits, materialize, prepareSources, type RegionSources, type SearchSource, type SourcePlan, textHits, vectorHits } from './search.js';
 import type { TableContext } from './table-context.js';
 
 export interface SearchRequest {
@@ -78,8 +78,9 @@ export async function runSearch(ctx: TableContext, states: readonly { layout: Re
     if (req.nprobes !== undefined && (!Number.isInteger(req.nprobes) || req.nprobes < 1)) throw new InvalidError('search: nprobes must be a positive integer');
     if (req.refine !== undefined && (!Number.isInteger(req.refine) || req.refine < 0)) throw new InvalidError('search: refine must be an integer >= 0');
     const prepared = prepareSources(regions, ctx.schema.keyIndexes, ctx.schema.tombstoneIndex, filter, req.params);
-    const hits = vectorHits(prepared, { def, column, query, metric, k, nprobes: req.nprobes, refineFactor: req.refine, distanceRange: req.distanceRange });
-    return materialize(hits, user, columnIndexes, '_distance');
+    const plan: SourcePlan[] = [];
+    const hits = vectorHits(prepared, { def, column, query, metric, k, nprobes: req.nprobes, refineFactor: req.refine, distanceRange: req.distanceRange }, plan);
+    return materialize(hits, user, columnIndexes, '_distance', plan);
   }
 
   if (req.text) {
@@ -94,7 +95,8 @@ export async function runSearch(ctx: TableContext, states: readonly { layout: Re
       throw e;
     }
     const prepared = prepareSources(regions, ctx.schema.keyIndexes, ctx.schema.tombstoneIndex, filter, req.params);
-    return materialize(textHits(prepared, def, query, k), user, columnIndexes, '_score');
+    const plan: SourcePlan[] = prepared.map((p) => ({ rows: p.source.rowCount, path: 'bm25' }));
+    return materialize(textHits(prepared, def, query, k), user, columnIndexes, '_score', plan);
   }
 
   const key = req.key!;
@@ -108,8 +110,9 @@ export async function runSearch(ctx: TableContext, states: readonly { layout: Re
   const keyExpr = checkFilter(expr, user);
   const prepared = prepareSources(regions, ctx.schema.keyIndexes, ctx.schema.tombstoneIndex, def ? filter : filter ? and(filter, keyExpr) : keyExpr, req.params);
   filter = undefined;
-  const hits = keyHits(prepared, def, predicate, k);
-  return materialize(hits, user, columnIndexes, undefined);
+  const plan: SourcePlan[] = [];
+  const hits = keyHits(prepared, def, predicate, k, plan);
+  return materialize(hits, user, columnIndexes, undefined, plan);
 }
 
 function keyPredicate(column: string, key: NonNullable<SearchRequest['key']>): { predicate: ScalarPredicate; expr: Expr } {

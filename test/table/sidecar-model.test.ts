@@ -4,33 +4,10 @@
  * with the wrong codebooks (which loses recall without a sound).
  */
 import test from 'ava';
-import { Field, FixedSizeList, Float32, Int64, makeData, RecordBatch, Schema, Struct, tableFromIPC } from 'apache-arrow';
+import { tableFromIPC } from 'apache-arrow';
 import { connect, MemoryObjectStore } from '../../src/index.js';
 import { SIDECAR_MODEL_KEY } from '../../src/index/sidecar.js';
-import { mulberry32 } from '../helpers/rng.js';
-
-const DIM = 16;
-const schema = new Schema([new Field('id', new Int64(), false), new Field('vec', new FixedSizeList(DIM, new Field('item', new Float32(), false)), true)]);
-
-/** Rows `from..to` of a clustered data set (8 clusters), the same for a given id. */
-function rows(from: number, to: number): RecordBatch {
-  const n = to - from;
-  const values = new Float32Array(n * DIM);
-  for (let i = 0; i < n; i++) {
-    const rnd = mulberry32(from + i + 1);
-    const cluster = (from + i) % 8;
-    for (let d = 0; d < DIM; d++) values[i * DIM + d] = (d % 8 === cluster ? 4 : 0) + rnd() - 0.5;
-  }
-  const ids = makeData({ type: new Int64(), length: n, nullCount: 0, data: BigInt64Array.from({ length: n }, (_, i) => BigInt(from + i)) });
-  const vecType = schema.fields[1].type as FixedSizeList;
-  const vecs = makeData({ type: vecType, length: n, nullCount: 0, child: makeData({ type: new Float32(), length: n * DIM, nullCount: 0, data: values }) });
-  return new RecordBatch(schema, makeData({ type: new Struct(schema.fields), length: n, nullCount: 0, children: [ids, vecs] }));
-}
-
-function queries(count: number): Float32Array[] {
-  const rnd = mulberry32(4242);
-  return Array.from({ length: count }, (_, q) => Float32Array.from({ length: DIM }, (_, d) => (d % 8 === q % 8 ? 4 : 0) + 2 * (rnd() - 0.5)));
-}
+import { queries, rows, vecSchema as schema } from '../helpers/clustered-vectors.js';
 
 test('a sidecar made with another process\'s IVF-PQ model is rebuilt with the table\'s model, not decoded with the wrong codebooks', async (t) => {
   const mem = new MemoryObjectStore();

@@ -26,6 +26,8 @@ import type { VectorSource } from './vector-source.js';
 export interface KnnResult {
   positions: Uint32Array;
   distances: Float32Array;
+  /** IVF-PQ searches: how many partitions were probed (all of them when a filter or a large refine needed it). */
+  partitionsProbed?: number;
 }
 
 export interface FlatKnnOptions {

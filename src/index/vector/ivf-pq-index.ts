@@ -322,7 +322,7 @@ export class IvfPqIndex {
       if (probed >= order.length) order = nearestPartitions(score, P);
       passed += probe(order[probed++]);
     }
-    if (!refine) return heap.toResult();
+    if (!refine) return { ...heap.toResult(), partitionsProbed: probed };
 
     // 2. Refine the pool. If a range (or rows missing from the source) leaves fewer than k,
     //    take the next pool from the same partitions (candidates ranked after the last pool's
@@ -347,7 +347,7 @@ export class IvfPqIndex {
         probe(order[probed++]);
       }
     }
-    return final.toResult();
+    return { ...final.toResult(), partitionsProbed: probed };
   }
 
   private scanPartition(p: number, lut: Float32Array, base: number, tol: number, ctx: ScanContext): number {

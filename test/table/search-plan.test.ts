@@ -1,0 +1,36 @@
+/**
+ * No silent fallback: every search result names, per source, the path taken (IVF-PQ, exact,
+ * BM25, scalar index, filter scan), why an exact or scan path was taken, and how many IVF
+ * partitions were probed.
+ */
+import test from 'ava';
+import { connect, MemoryObjectStore } from '../../src/index.js';
+import { SEARCH_PLAN_KEY, type SourcePlan } from '../../src/table/search.js';
+import { queries, rows, vecSchema } from '../helpers/clustered-vectors.js';
+
+const planOf = (t: { schema: { metadata: Map<string, string> } }): SourcePlan[] => JSON.parse(t.schema.metadata.get(SEARCH_PLAN_KEY)!).sources;
+
+test('search results say how each source was searched', async (t) => {
+  const db = await connect('memory://', { store: new MemoryObjectStore(), writer: { maxWalFlushIntervalMs: 0 } });
+  const table = await db.createTable('vecs', vecSchema, { primaryKey: 'id' });
+  await table.put(rows(0, 3000));
+  const query = queries(1)[0];
+  // Before an index exists: exact, with the reason.
+  t.like(planOf(await table.search({ vector: { column: 'vec', query }, k: 5 }))[0], { path: 'exact', reason: 'no IVF-PQ index on the column', rows: 3000 });
+  await table.createIndex('vec', { type: 'ivf_pq', partitions: 16 });
+  await table.flush();
+  await table.put(rows(3000, 3100)); // a small MemTable next to the 3 000-row generation
+  const indexed = planOf(await table.search({ vector: { column: 'vec', query }, k: 5, nprobes: 4 }));
+  t.deepEqual(indexed.map((p) => p.path).sort(), ['exact', 'ivf_pq']);
+  t.like(indexed.find((p) => p.path === 'exact'), { rows: 100, reason: 'small source (< 2048 rows)' });
+  t.like(indexed.find((p) => p.path === 'ivf_pq'), { rows: 3000, partitionsProbed: 4, partitions: 16 });
+  // Another metric than the index's: an exact scan, and it says so.
+  const otherMetric = planOf(await table.search({ vector: { column: 'vec', query, metric: 'cosine' }, k: 5 }));
+  t.like(otherMetric.find((p) => p.rows === 3000), { path: 'exact', reason: "metric cosine differs from the index's l2" });
+  // A refine pool larger than the source probes every partition.
+  const wide = planOf(await table.search({ vector: { column: 'vec', query }, k: 10, nprobes: 2, refine: 1000 }));
+  t.like(wide.find((p) => p.path === 'ivf_pq'), { partitionsProbed: 16, partitions: 16 });
+  // Key search without a scalar index scans.
+  t.like(planOf(await table.search({ key: { eq: 5n }, k: 1 }))[0], { path: 'filter_scan', reason: 'no scalar index on the column' });
+  await db.close();
+});
