@@ -1,7 +1,8 @@
 /**
  * Recall of the table's IVF-PQ search with default settings: 100,000 clustered 128-dim vectors,
  * recall@10 against exact KNN ≥ 0.95 for each metric, in a MemTable, after flush to a generation
- * (searched through its sidecar), and after a restart.
+ * (searched through its sidecar), and after a restart — and every search must report (its
+ * `quiver.search.plan`) that the IVF-PQ index answered, not an exact fallback.
  */
 import test from 'ava';
 import { Field, FixedSizeList, Float32, Int64, makeData, makeVector, Schema, Table } from 'apache-arrow';
@@ -82,6 +83,9 @@ for (const metric of ['l2', 'cosine', 'dot'] as const) {
       let hit = 0;
       for (let i = 0; i < QUERIES; i++) {
         const res = await table.search({ vector: { column: 'vec', query: queries[i] }, k: 10, columns: ['id'] });
+        // The index answered, not an exact fallback (which would pass any recall bar).
+        const plan = JSON.parse(res.schema.metadata.get('quiver.search.plan')!).sources as { path: string }[];
+        if (!plan.every((p) => p.path === 'ivf_pq')) throw new Error(`search did not use the IVF-PQ index: ${JSON.stringify(plan)}`);
         const got = new Set(Array.from(res.getChild('id')!, Number));
         hit += truth[i].filter((id) => got.has(id)).length;
       }
