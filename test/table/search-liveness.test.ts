@@ -1,0 +1,73 @@
+/**
+ * Liveness oracle for search: after a random history of puts (upserts), deletes and flushes, a
+ * search that asks for every row (vector with k = all, key IN all ids, text matching every row)
+ * returns exactly the live rows a scan returns, with the newest version — checked after every
+ * step, so cached and incrementally extended liveness state is compared with the truth again and
+ * again while MemTables grow, freeze and flush.
+ */
+import test from 'ava';
+import { Field, FixedSizeList, Float32, Int64, makeData, makeVector, Schema, Table, Utf8, vectorFromArray } from 'apache-arrow';
+import { connect, MemoryObjectStore } from '../../src/index.js';
+import { mulberry32 } from '../helpers/rng.js';
+
+const DIM = 4;
+const schema = new Schema([
+  new Field('id', new Int64(), false),
+  new Field('v', new Int64(), false),
+  new Field('body', new Utf8(), true),
+  new Field('vec', new FixedSizeList(DIM, new Field('item', new Float32(), false)), true),
+]);
+
+function rows(ids: number[], version: number): Table {
+  const values = new Float32Array(ids.length * DIM);
+  ids.forEach((id, i) => values.set([id % 7, version % 5, 1, 0.5], i * DIM));
+  return new Table({
+    id: makeVector(BigInt64Array.from(ids.map(BigInt))),
+    v: makeVector(BigInt64Array.from(ids.map(() => BigInt(version)))),
+    body: vectorFromArray(ids.map((id) => `common w${id % 13} v${version}`), new Utf8()),
+    vec: makeVector(makeData({ type: schema.fields[3].type as FixedSizeList, length: ids.length, nullCount: 0, child: makeData({ type: new Float32(), length: values.length, data: values }) })),
+  });
+}
+
+const idsOf = (t: { getChild(n: string): unknown }) => {
+  const ids = [...((t.getChild('id') as Iterable<bigint>) ?? [])].map(Number);
+  const vs = [...((t.getChild('v') as Iterable<bigint>) ?? [])].map(Number);
+  return new Map(ids.map((id, i) => [id, vs[i]]));
+};
+
+test('search sees exactly the live rows after every put, delete and flush', async (t) => {
+  const rnd = mulberry32(31);
+  const db = await connect('memory://', { store: new MemoryObjectStore(), writer: { maxWalFlushIntervalMs: 0, maxMemtableRows: 120 } });
+  const table = await db.createTable('docs', schema, { primaryKey: 'id' });
+  await table.createIndex('body', { type: 'fts' });
+  await table.createIndex('id', { type: 'scalar' });
+  const model = new Map<number, number>();
+  const KEYS = 300;
+  for (let step = 1; step <= 120; step++) {
+    const r = rnd();
+    if (r < 0.65) {
+      const ids = Array.from({ length: 1 + Math.floor(rnd() * 25) }, () => Math.floor(rnd() * KEYS));
+      const unique = [...new Set(ids)];
+      await table.put(rows(unique, step));
+      for (const id of unique) model.set(id, step);
+    } else if (r < 0.85) {
+      const ids = [...new Set(Array.from({ length: 1 + Math.floor(rnd() * 8) }, () => Math.floor(rnd() * KEYS)))];
+      await table.delete(ids.map(BigInt));
+      for (const id of ids) model.delete(id);
+    } else {
+      await table.flush();
+    }
+    const all = Math.max(1, model.size);
+    const vector = idsOf(await table.search({ vector: { column: 'vec', query: [1, 1, 1, 1] }, k: all + 5, columns: ['id', 'v'] }));
+    const text = idsOf(await table.search({ text: { column: 'body', query: 'common' }, k: all + 5, columns: ['id', 'v'] }));
+    const keys = idsOf(await table.search({ key: { in: Array.from({ length: KEYS }, (_, i) => BigInt(i)) }, k: all + 5, columns: ['id', 'v'] }));
+    const filtered = idsOf(await table.search({ vector: { column: 'vec', query: [0, 0, 0, 0] }, k: all + 5, filter: 'id < 150', columns: ['id', 'v'] }));
+    const want = new Map([...model].sort((a, b) => a[0] - b[0]));
+    const sorted = (m: Map<number, number>) => new Map([...m].sort((a, b) => a[0] - b[0]));
+    t.deepEqual(sorted(vector), want, `step ${step}: vector`);
+    t.deepEqual(sorted(text), want, `step ${step}: text`);
+    t.deepEqual(sorted(keys), want, `step ${step}: key`);
+    t.deepEqual(sorted(filtered), new Map([...want].filter(([id]) => id < 150)), `step ${step}: filtered`);
+  }
+  await db.close();
+});
