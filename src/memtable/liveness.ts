@@ -2,15 +2,25 @@
  * Which rows of a region snapshot are live: the newest version of their key, not a tombstone.
  *
  * Index searches (vector, full text, key ranges) look at rows by position, so unlike a scan they
- * cannot deduplicate by walking everything newest first on every query. Instead each source keeps
- * what it can reuse:
- * - a MemTable, per visible batch count: its internal liveness (last visible position per key)
- *   and the key → position map;
- * - a flushed generation (keys already unique within it): the key → position map, built once;
- * - per region, for the current list of generations: which generation rows newer generations
- *   supersede (changes only when a generation is flushed).
- * A query then only applies the MemTables' keys to the older sources. The result per source is
- * a byte map (1 = live) used as part of the prefilter.
+ * cannot deduplicate by walking everything newest first on every query. A query must pay for
+ * what changed since the last one, not for every stored row (DESIGN.md), so each source keeps
+ * its liveness state in its cache slot and extends it as rows arrive:
+ * - **own keys** (`SourceKeys`): the key → newest position map and the source's own live bytes
+ *   (newest version of its key within the source, not a tombstone). A MemTable only appends, so
+ *   new rows extend the map; a row superseded by a new one flips to dead (`flipped`).
+ * - **superseded by newer MemTables**: per older source, a bitmap of rows whose key a newer
+ *   MemTable holds, with how many rows of each newer MemTable were already applied; a query
+ *   applies only the newer MemTables' new rows.
+ * - **superseded by newer generations**: per region, for the current list of generations
+ *   (changes only when a generation is flushed), as before.
+ * - **combined**: own ∧ ¬superseded, with its live count, updated in place for flipped and newly
+ *   superseded rows (and extended for a growing MemTable), so a query that changed nothing costs
+ *   nothing here, and a put costs its own rows.
+ *
+ * Snapshots: the cached state describes the newest rows seen. A query whose snapshot holds fewer
+ * rows of some source than the cache (an older snapshot running late) computes its answer
+ * afresh, without touching the caches. Every caller uses the returned arrays synchronously (the
+ * caches are updated in place by the next query).
  */
 import type { RecordBatch } from 'apache-arrow';
 import { batchKeyReader, type KeyValue } from '../schema/primary-key.js';
@@ -20,41 +30,108 @@ export interface KeyedSource {
   batches: readonly RecordBatch[];
   rowCount: number;
   /** Cache slot owned by the source object (a MemTable or a loaded generation). */
-  cache: { liveness?: SourceKeys };
+  cache: LivenessCache;
+}
+
+export interface LivenessCache {
+  liveness?: SourceKeys;
+  superseded?: Superseded;
+  combined?: Combined;
 }
 
 export interface SourceKeys {
   rowCount: number;
   /** Newest visible position of each key within the source (tombstones included). */
   positions: Map<KeyValue, number>;
-  /** 1 where the row is its key's newest version in the source and not a tombstone. */
+  /** 1 where the row is its key's newest version in the source and not a tombstone ([0, rowCount); the buffer may be longer). */
   live: Uint8Array;
 }
 
-export function sourceKeys(source: KeyedSource, keyIndexes: readonly number[], tombstoneIndex: number): SourceKeys {
-  const cached = source.cache.liveness;
-  if (cached && cached.rowCount === source.rowCount) return cached;
-  const positions = new Map<KeyValue, number>();
-  const live = new Uint8Array(source.rowCount);
+/** Rows of an older source whose key a newer MemTable holds. */
+interface Superseded {
+  rows: number;
+  bits: Uint8Array;
+  /** Newer MemTable (its key state) → how many of its rows were applied. */
+  applied: Map<SourceKeys, number>;
+}
+
+interface Combined {
+  rows: number;
+  /** The generation list whose supersession is applied ('' for MemTables). */
+  genSig: string;
+  live: Uint8Array;
+  liveCount: number;
+}
+
+export interface SourceLiveness {
+  /** 1 = live ([0, rows) of the source). */
+  live: Uint8Array;
+  liveCount: number;
+}
+
+/** Counters for tests and benchmarks: how many rows liveness work touched. */
+export const livenessWork = { rowsScanned: 0 };
+
+/** Reads rows [from, to) of `batches`, calling `each(position, key, isTombstone)`. */
+function forRows(
+  batches: readonly RecordBatch[],
+  from: number,
+  to: number,
+  keyIndexes: readonly number[],
+  tombstoneIndex: number,
+  each: (pos: number, key: KeyValue, tombstone: boolean) => void,
+): void {
   let base = 0;
-  for (const batch of source.batches) {
-    const key = batchKeyReader(batch, keyIndexes);
-    const tomb = batch.data.children[tombstoneIndex];
-    const bits = tomb.values as Uint8Array;
-    for (let r = 0; r < batch.numRows; r++) {
-      const pos = base + r;
-      const k = key(r);
-      const previous = positions.get(k);
-      if (previous !== undefined) live[previous] = 0;
-      positions.set(k, pos);
-      const bit = tomb.offset + r;
-      live[pos] = bits[bit >> 3] & (1 << (bit & 7)) ? 0 : 1;
+  for (const batch of batches) {
+    const end = base + batch.numRows;
+    if (end > from && base < to) {
+      const key = batchKeyReader(batch, keyIndexes);
+      const tomb = batch.data.children[tombstoneIndex];
+      const bits = tomb.values as Uint8Array;
+      for (let r = Math.max(0, from - base); r < batch.numRows && base + r < to; r++) {
+        const bit = tomb.offset + r;
+        each(base + r, key(r), (bits[bit >> 3] & (1 << (bit & 7))) !== 0);
+      }
+      livenessWork.rowsScanned += Math.min(end, to) - Math.max(base, from);
     }
-    base += batch.numRows;
+    if (end >= to) break;
+    base = end;
   }
-  const result = { rowCount: source.rowCount, positions, live };
-  source.cache.liveness = result;
-  return result;
+}
+
+function grow(buf: Uint8Array, need: number): Uint8Array {
+  if (buf.length >= need) return buf;
+  const out = new Uint8Array(Math.max(need, buf.length * 2, 64));
+  out.set(buf);
+  return out;
+}
+
+/**
+ * The source's own key state, extended to its current row count. `flipped` lists earlier rows
+ * that the new rows superseded; `cached` is false when this snapshot is older than the cache
+ * (the state was computed afresh and is not shared).
+ */
+function ownKeys(source: KeyedSource, keyIndexes: readonly number[], tombstoneIndex: number): { keys: SourceKeys; flipped: number[]; cached: boolean } {
+  const c = source.cache.liveness;
+  if (c && c.rowCount === source.rowCount) return { keys: c, flipped: [], cached: true };
+  const stale = c !== undefined && c.rowCount > source.rowCount;
+  const keys = c && !stale ? c : { rowCount: 0, positions: new Map<KeyValue, number>(), live: new Uint8Array(0) };
+  const flipped: number[] = [];
+  const from = keys.rowCount;
+  keys.live = grow(keys.live, source.rowCount);
+  const live = keys.live;
+  forRows(source.batches, from, source.rowCount, keyIndexes, tombstoneIndex, (pos, key, tombstone) => {
+    const previous = keys.positions.get(key);
+    if (previous !== undefined && live[previous]) {
+      live[previous] = 0;
+      if (previous < from) flipped.push(previous);
+    }
+    keys.positions.set(key, pos);
+    live[pos] = tombstone ? 0 : 1;
+  });
+  keys.rowCount = source.rowCount;
+  if (!stale) source.cache.liveness = keys;
+  return { keys, flipped, cached: !stale };
 }
 
 /**
@@ -68,17 +145,17 @@ export function regionLiveness(
   tombstoneIndex: number,
   cacheSlot: { signature?: string; dead?: Uint8Array[] },
   signature: string,
-): Uint8Array[] {
-  const keys = sources.map((s) => sourceKeys(s, keyIndexes, tombstoneIndex));
+): SourceLiveness[] {
+  const own = sources.map((s) => ownKeys(s, keyIndexes, tombstoneIndex));
   const memCount = sources.length - generationCount;
   // Generations against newer generations: cached until the generation list changes.
   if (cacheSlot.signature !== signature || !cacheSlot.dead) {
     const dead: Uint8Array[] = [];
     for (let g = memCount; g < sources.length; g++) {
-      const d = new Uint8Array(keys[g].rowCount);
+      const d = new Uint8Array(own[g].keys.rowCount);
       for (let newer = memCount; newer < g; newer++) {
-        for (const k of keys[newer].positions.keys()) {
-          const pos = keys[g].positions.get(k);
+        for (const k of own[newer].keys.positions.keys()) {
+          const pos = own[g].keys.positions.get(k);
           if (pos !== undefined) d[pos] = 1;
         }
       }
@@ -87,21 +164,101 @@ export function regionLiveness(
     cacheSlot.signature = signature;
     cacheSlot.dead = dead;
   }
-  const out: Uint8Array[] = [];
-  for (let s = 0; s < sources.length; s++) {
-    const live = keys[s].live.slice();
-    if (s >= memCount) {
-      const d = cacheSlot.dead[s - memCount];
-      for (let i = 0; i < live.length; i++) if (d[i]) live[i] = 0;
+  // Every newer MemTable's state must be the cached one for the incremental path.
+  const memCached = own.slice(0, memCount).every((o) => o.cached);
+  return sources.map((source, s) => {
+    const rows = source.rowCount;
+    const genDead = s >= memCount ? cacheSlot.dead![s - memCount] : undefined;
+    const genSig = s >= memCount ? signature : '';
+    const newerMems = own.slice(0, Math.min(s, memCount));
+    if (!own[s].cached || !memCached) return fresh(own[s].keys, rows, genDead, newerMems.map((o) => o.keys), sources.slice(0, newerMems.length), keyIndexes, tombstoneIndex);
+
+    // Rows of this source superseded by newer MemTables: apply only their new rows.
+    const newlyDead: number[] = [];
+    let sup = source.cache.superseded;
+    let rebuilt = false;
+    if (newerMems.length > 0) {
+      if (!sup || sup.rows !== rows || newerMems.some((o) => (sup!.applied.get(o.keys) ?? 0) > o.keys.rowCount)) {
+        sup = { rows, bits: new Uint8Array(rows), applied: new Map() };
+        source.cache.superseded = sup;
+        rebuilt = true;
+      }
+      const positions = own[s].keys.positions;
+      const bits = sup.bits;
+      const current = new Set<SourceKeys>();
+      newerMems.forEach((o, m) => {
+        current.add(o.keys);
+        const done = sup!.applied.get(o.keys) ?? 0;
+        if (done < o.keys.rowCount) {
+          forRows(sources[m].batches, done, o.keys.rowCount, keyIndexes, tombstoneIndex, (_pos, key) => {
+            const pos = positions.get(key);
+            if (pos !== undefined && !bits[pos]) {
+              bits[pos] = 1;
+              newlyDead.push(pos);
+            }
+          });
+          sup!.applied.set(o.keys, o.keys.rowCount);
+        }
+      });
+      for (const k of sup.applied.keys()) if (!current.has(k)) sup.applied.delete(k);
     }
-    // Keys written in newer MemTables supersede this source's versions.
-    for (let newer = 0; newer < Math.min(s, memCount); newer++) {
-      for (const k of keys[newer].positions.keys()) {
-        const pos = keys[s].positions.get(k);
-        if (pos !== undefined) live[pos] = 0;
+
+    // own ∧ ¬generations ∧ ¬MemTables, kept up to date in place.
+    const ownLive = own[s].keys.live;
+    let comb = source.cache.combined;
+    if (!comb || rebuilt || comb.genSig !== genSig || comb.rows > rows || (comb.rows < rows && (genDead !== undefined || sup !== undefined))) {
+      const live = new Uint8Array(rows);
+      let count = 0;
+      for (let i = 0; i < rows; i++) {
+        const v = ownLive[i] && !(genDead && genDead[i]) && !(sup && sup.bits[i]) ? 1 : 0;
+        live[i] = v;
+        count += v;
+      }
+      livenessWork.rowsScanned += rows;
+      comb = { rows, genSig, live, liveCount: count };
+      source.cache.combined = comb;
+    } else {
+      const clear = (p: number) => {
+        if (comb!.live[p]) {
+          comb!.live[p] = 0;
+          comb!.liveCount--;
+        }
+      };
+      for (const p of own[s].flipped) clear(p);
+      for (const p of newlyDead) clear(p);
+      if (comb.rows < rows) {
+        // A growing MemTable with no newer MemTable and no generation rules: append its rows.
+        comb.live = grow(comb.live, rows);
+        for (let i = comb.rows; i < rows; i++) {
+          comb.live[i] = ownLive[i];
+          comb.liveCount += ownLive[i];
+        }
+        comb.rows = rows;
       }
     }
-    out.push(live);
-  }
-  return out;
+    return { live: comb.live.subarray(0, rows), liveCount: comb.liveCount };
+  });
+}
+
+/** The answer for an older snapshot, computed without the caches. */
+function fresh(
+  keys: SourceKeys,
+  rows: number,
+  genDead: Uint8Array | undefined,
+  newer: readonly SourceKeys[],
+  newerSources: readonly KeyedSource[],
+  keyIndexes: readonly number[],
+  tombstoneIndex: number,
+): SourceLiveness {
+  const live = keys.live.slice(0, rows);
+  if (genDead) for (let i = 0; i < rows; i++) if (genDead[i]) live[i] = 0;
+  newer.forEach((n, m) => {
+    forRows(newerSources[m].batches, 0, newerSources[m].rowCount, keyIndexes, tombstoneIndex, (_pos, key) => {
+      const pos = keys.positions.get(key);
+      if (pos !== undefined) live[pos] = 0;
+    });
+  });
+  let liveCount = 0;
+  for (let i = 0; i < rows; i++) liveCount += live[i];
+  return { live, liveCount };
 }

@@ -18,7 +18,7 @@
  */
 import type { RecordBatch } from 'apache-arrow';
 import type { SourceIndexes } from '../index/source-indexes.js';
-import type { SourceKeys } from './liveness.js';
+import type { LivenessCache } from './liveness.js';
 import { BatchStore } from './batch-store.js';
 
 export interface MemTableLimits {
@@ -50,7 +50,7 @@ export class MemTable {
   /** Highest WAL position holding rows of this MemTable (or inherited from its predecessor). */
   lastWalPosition: number;
   /** Per-snapshot caches of readers (key liveness). */
-  readonly cache: { liveness?: SourceKeys } = {};
+  readonly cache: LivenessCache = {};
   private waiters: Waiter[] = [];
 
   constructor(

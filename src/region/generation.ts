@@ -18,7 +18,7 @@ import { indexFromSidecar, sidecarOf } from '../index/sidecar.js';
 import type { IndexingContext } from '../index/indexing.js';
 import { SourceIndexes } from '../index/source-indexes.js';
 import type { IndexDef } from '../index/index-def.js';
-import type { SourceKeys } from '../memtable/liveness.js';
+import type { LivenessCache } from '../memtable/liveness.js';
 import { PrimaryKeyFilter } from '../index/pk-filter.js';
 import type { ObjectStore } from '../storage/object-store.js';
 import { batchKeyReader } from '../schema/primary-key.js';
@@ -38,7 +38,7 @@ export interface LoadedGeneration {
   /** Indexes over the rows (row position = row index in the data file). */
   indexes: SourceIndexes;
   /** Reader caches (key liveness). */
-  cache: { liveness?: SourceKeys };
+  cache: LivenessCache;
 }
 
 /** Sidecar file of an index inside a generation folder. */

@@ -24,14 +24,14 @@ import type { Metric } from '../index/vector/distance.js';
 import type { IvfPqIndex } from '../index/vector/ivf-pq-index.js';
 import type { IndexDef } from '../index/index-def.js';
 import { regionLiveness } from '../memtable/liveness.js';
-import type { SourceKeys } from '../memtable/liveness.js';
+import type { LivenessCache } from '../memtable/liveness.js';
 
 /** One searchable source of a snapshot. */
 export interface SearchSource {
   batches: readonly RecordBatch[];
   rowCount: number;
   indexes: SourceIndexes;
-  cache: { liveness?: SourceKeys };
+  cache: LivenessCache;
 }
 
 export interface RegionSources {
@@ -65,20 +65,22 @@ export function prepareSources(
   for (const region of regions) {
     const live = regionLiveness(region.sources, region.generationCount, keyIndexes, tombstoneIndex, region.cacheSlot, region.signature);
     region.sources.forEach((source, s) => {
-      const allowed = filter ? live[s].slice() : live[s];
-      let liveCount = 0;
-      for (let i = 0; i < source.rowCount; i++) liveCount += live[s][i];
-      if (filter) {
-        let base = 0;
-        for (const batch of source.batches) {
-          const mask = evaluateFilter(filter, batch, params as unknown[] | undefined);
-          for (let r = 0; r < batch.numRows; r++) if (!mask[r]) allowed[base + r] = 0;
-          base += batch.numRows;
-        }
+      const { live: liveRows, liveCount } = live[s];
+      if (!filter) {
+        // No filter: the candidates are the live rows, kept up to date incrementally.
+        out.push({ source, live: liveRows, liveCount, allowed: liveRows, allowedCount: liveCount });
+        return;
+      }
+      const allowed = liveRows.slice();
+      let base = 0;
+      for (const batch of source.batches) {
+        const mask = evaluateFilter(filter, batch, params as unknown[] | undefined);
+        for (let r = 0; r < batch.numRows; r++) if (!mask[r]) allowed[base + r] = 0;
+        base += batch.numRows;
       }
       let allowedCount = 0;
       for (let i = 0; i < source.rowCount; i++) allowedCount += allowed[i];
-      out.push({ source, live: live[s], liveCount, allowed, allowedCount });
+      out.push({ source, live: liveRows, liveCount, allowed, allowedCount });
     });
   }
   return out;

@@ -71,3 +71,26 @@ test('search sees exactly the live rows after every put, delete and flush', asyn
   }
   await db.close();
 });
+
+test('a query pays for the rows that changed since the last one, not for every stored row', async (t) => {
+  const { livenessWork } = await import('../../src/memtable/liveness.js');
+  const db = await connect('memory://', { store: new MemoryObjectStore(), writer: { maxWalFlushIntervalMs: 0 } });
+  const table = await db.createTable('docs', schema, { primaryKey: 'id' });
+  for (let g = 0; g < 3; g++) {
+    await table.put(rows(Array.from({ length: 2000 }, (_, i) => g * 2000 + i), g + 1));
+    await table.flush();
+  }
+  await table.put(rows(Array.from({ length: 500 }, (_, i) => i * 7), 10)); // a MemTable over them
+  const search = () => table.search({ vector: { column: 'vec', query: [1, 1, 1, 1] }, k: 10 });
+  await search(); // builds the liveness state once
+  livenessWork.rowsScanned = 0;
+  await search();
+  t.is(livenessWork.rowsScanned, 0, 'nothing changed: no liveness work');
+  await table.put(rows(Array.from({ length: 20 }, (_, i) => 3000 + i), 11));
+  livenessWork.rowsScanned = 0;
+  const hits = await search();
+  t.is(hits.numRows, 10);
+  // The 20 new rows, applied to the MemTable's own keys and to each of the 3 generations.
+  t.true(livenessWork.rowsScanned <= 20 * 4, `scanned ${livenessWork.rowsScanned} rows (6 520 stored)`);
+  await db.close();
+});
