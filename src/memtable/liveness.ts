@@ -55,18 +55,32 @@ interface Superseded {
   applied: Map<SourceKeys, number>;
 }
 
-interface Combined {
+/**
+ * A source's combined live map, kept up to date in place. Consumers that keep their own sums
+ * over live rows (BM25 corpus totals) follow it by identity, `rows` (appended rows) and the
+ * `cleared` log (positions that went from live to dead, each at most once).
+ */
+export interface LiveState {
+  readonly rows: number;
+  readonly live: Uint8Array;
+  readonly cleared: readonly number[];
+}
+
+interface Combined extends LiveState {
   rows: number;
   /** The generation list whose supersession is applied ('' for MemTables). */
   genSig: string;
   live: Uint8Array;
   liveCount: number;
+  cleared: number[];
 }
 
 export interface SourceLiveness {
   /** 1 = live ([0, rows) of the source). */
   live: Uint8Array;
   liveCount: number;
+  /** The cached state behind `live` (absent for an older snapshot computed afresh). */
+  state?: LiveState;
 }
 
 /** Counters for tests and benchmarks: how many rows liveness work touched. */
@@ -215,13 +229,14 @@ export function regionLiveness(
         count += v;
       }
       livenessWork.rowsScanned += rows;
-      comb = { rows, genSig, live, liveCount: count };
+      comb = { rows, genSig, live, liveCount: count, cleared: [] };
       source.cache.combined = comb;
     } else {
       const clear = (p: number) => {
         if (comb!.live[p]) {
           comb!.live[p] = 0;
           comb!.liveCount--;
+          comb!.cleared.push(p);
         }
       };
       for (const p of own[s].flipped) clear(p);
@@ -236,7 +251,7 @@ export function regionLiveness(
         comb.rows = rows;
       }
     }
-    return { live: comb.live.subarray(0, rows), liveCount: comb.liveCount };
+    return { live: comb.live.subarray(0, rows), liveCount: comb.liveCount, state: comb };
   });
 }
 

@@ -24,7 +24,7 @@ import type { Metric } from '../index/vector/distance.js';
 import type { IvfPqIndex } from '../index/vector/ivf-pq-index.js';
 import type { IndexDef } from '../index/index-def.js';
 import { regionLiveness } from '../memtable/liveness.js';
-import type { LivenessCache } from '../memtable/liveness.js';
+import type { LiveState, LivenessCache } from '../memtable/liveness.js';
 
 /** One searchable source of a snapshot. */
 export interface SearchSource {
@@ -48,6 +48,8 @@ export interface PreparedSource {
   /** 1 = the newest live version of its key. */
   live: Uint8Array;
   liveCount: number;
+  /** The cached live state behind `live`, for sums kept incrementally (absent for a late snapshot). */
+  liveState?: LiveState;
   /** 1 = candidate (live and passing the filter). */
   allowed: Uint8Array;
   allowedCount: number;
@@ -65,10 +67,10 @@ export function prepareSources(
   for (const region of regions) {
     const live = regionLiveness(region.sources, region.generationCount, keyIndexes, tombstoneIndex, region.cacheSlot, region.signature);
     region.sources.forEach((source, s) => {
-      const { live: liveRows, liveCount } = live[s];
+      const { live: liveRows, liveCount, state: liveState } = live[s];
       if (!filter) {
         // No filter: the candidates are the live rows, kept up to date incrementally.
-        out.push({ source, live: liveRows, liveCount, allowed: liveRows, allowedCount: liveCount });
+        out.push({ source, live: liveRows, liveCount, liveState, allowed: liveRows, allowedCount: liveCount });
         return;
       }
       const allowed = liveRows.slice();
@@ -80,7 +82,7 @@ export function prepareSources(
       }
       let allowedCount = 0;
       for (let i = 0; i < source.rowCount; i++) allowedCount += allowed[i];
-      out.push({ source, live: liveRows, liveCount, allowed, allowedCount });
+      out.push({ source, live: liveRows, liveCount, liveState, allowed, allowedCount });
     });
   }
   return out;
@@ -154,6 +156,52 @@ export function vectorHits(prepared: readonly PreparedSource[], p: VectorSearchP
   return hits.slice(0, p.k);
 }
 
+/** Live-document totals per full-text index, following its source's live state. */
+interface LiveTotals {
+  state: LiveState;
+  rows: number;
+  cleared: number;
+  docCount: number;
+  totalTokens: number;
+}
+const liveTotalsCache = new WeakMap<InvertedIndex, LiveTotals>();
+
+/**
+ * Documents and tokens among a source's live rows, for BM25's corpus statistics: computed once
+ * per live state, then adjusted for the rows appended and cleared since — so a query after a put
+ * pays for the put's rows, not for the source. Undefined for a late snapshot (computed afresh).
+ */
+function liveTotals(index: InvertedIndex, state: LiveState | undefined): { docCount: number; totalTokens: number } | undefined {
+  if (!state) return undefined;
+  let c = liveTotalsCache.get(index);
+  if (!c || c.state !== state || c.rows > state.rows) {
+    c = { state, rows: 0, cleared: state.cleared.length, docCount: 0, totalTokens: 0 };
+    liveTotalsCache.set(index, c);
+  } else {
+    // Rows counted before that have been cleared since.
+    for (let j = c.cleared; j < state.cleared.length; j++) {
+      const pos = state.cleared[j];
+      if (pos >= c.rows) continue;
+      const len = index.documentLength(pos);
+      if (len >= 0) {
+        c.docCount--;
+        c.totalTokens -= len;
+      }
+    }
+    c.cleared = state.cleared.length;
+  }
+  for (let pos = c.rows; pos < state.rows; pos++) {
+    if (!state.live[pos]) continue;
+    const len = index.documentLength(pos);
+    if (len >= 0) {
+      c.docCount++;
+      c.totalTokens += len;
+    }
+  }
+  c.rows = state.rows;
+  return c;
+}
+
 export function textHits(prepared: readonly PreparedSource[], def: IndexDef, query: FtsQuery, k: number): Hit[] {
   const withIndex = prepared.map((p) => {
     const index = p.source.indexes.index<InvertedIndex>(def.name);
@@ -170,7 +218,7 @@ export function textHits(prepared: readonly PreparedSource[], def: IndexDef, que
     const local =
       p.liveCount === p.source.rowCount
         ? p.index.stats(terms, p.source.rowCount)
-        : p.index.statsExcluding(terms, p.source.rowCount, (pos) => p.live[pos] === 0);
+        : p.index.statsExcluding(terms, p.source.rowCount, (pos) => p.live[pos] === 0, liveTotals(p.index, p.liveState));
     stats = mergeFtsStats(stats, local);
   }
   const hits: Hit[] = [];

@@ -37,7 +37,8 @@ const idsOf = (t: { getChild(n: string): unknown }) => {
 
 test('search sees exactly the live rows after every put, delete and flush', async (t) => {
   const rnd = mulberry32(31);
-  const db = await connect('memory://', { store: new MemoryObjectStore(), writer: { maxWalFlushIntervalMs: 0, maxMemtableRows: 120 } });
+  const mem = new MemoryObjectStore();
+  const db = await connect('memory://', { store: mem, writer: { maxWalFlushIntervalMs: 0, maxMemtableRows: 120 } });
   const table = await db.createTable('docs', schema, { primaryKey: 'id' });
   await table.createIndex('body', { type: 'fts' });
   await table.createIndex('id', { type: 'scalar' });
@@ -68,6 +69,16 @@ test('search sees exactly the live rows after every put, delete and flush', asyn
     t.deepEqual(sorted(text), want, `step ${step}: text`);
     t.deepEqual(sorted(keys), want, `step ${step}: key`);
     t.deepEqual(sorted(filtered), new Map([...want].filter(([id]) => id < 150)), `step ${step}: filtered`);
+    if (step % 10 === 0) {
+      // BM25 statistics kept incrementally give the same scores as a fresh reader computing them.
+      const scored = async (tb: typeof table) => {
+        const r = await tb.search({ text: { column: 'body', query: 'w3 common v7' }, k: all + 5, columns: ['id'] });
+        return [...r.getChild('id')!].map((id, i) => [Number(id), r.getChild('_score')!.get(i)]);
+      };
+      const other = await connect('memory://', { store: mem });
+      t.deepEqual(await scored(table), await scored(await other.openTable('docs')), `step ${step}: BM25 scores`);
+      await other.store.close();
+    }
   }
   await db.close();
 });

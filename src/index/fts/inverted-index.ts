@@ -630,21 +630,39 @@ export class InvertedIndex {
     return { docCount: this.prefDocs[cut]!, totalTokens: this.prefTokens[cut]!, docFreq };
   }
 
+  /** Tokens of the document at row `pos`, or -1 when that row is not a document (null text, a gap, outside the index). */
+  documentLength(pos: number): number {
+    const i = pos - this.base;
+    if (this.base < 0 || i < 0 || i >= this.span) return -1;
+    return this.prefDocs[i + 1]! !== this.prefDocs[i]! ? this.docLen[i]! : -1;
+  }
+
   /**
    * Like `stats`, but without the documents `excluded` rejects: a table uses it to leave
    * superseded and deleted versions of a key out of the corpus statistics, so a row's score does
    * not depend on how many stale versions of other rows are still stored. O(rows + postings of
    * `terms`).
    */
-  statsExcluding(terms: Iterable<string>, maxPosition: number | undefined, excluded: (pos: number) => boolean): FtsStats {
+  statsExcluding(
+    terms: Iterable<string>,
+    maxPosition: number | undefined,
+    excluded: (pos: number) => boolean,
+    /** The documents and tokens left once `excluded` ones are removed, when the caller keeps them (skips the O(rows) pass). */
+    totals?: { docCount: number; totalTokens: number },
+  ): FtsStats {
     const out = this.stats(terms, maxPosition);
     const cut = this.localCut(maxPosition);
     let docCount = out.docCount;
     let totalTokens = out.totalTokens;
-    for (let i = 0; i < cut; i++) {
-      if (this.prefDocs[i + 1]! !== this.prefDocs[i]! && excluded(this.base + i)) {
-        docCount--;
-        totalTokens -= this.docLen[i]!;
+    if (totals) {
+      docCount = totals.docCount;
+      totalTokens = totals.totalTokens;
+    } else {
+      for (let i = 0; i < cut; i++) {
+        if (this.prefDocs[i + 1]! !== this.prefDocs[i]! && excluded(this.base + i)) {
+          docCount--;
+          totalTokens -= this.docLen[i]!;
+        }
       }
     }
     for (const [t, df] of out.docFreq) {
