@@ -1,6 +1,8 @@
 /**
  * Loaded flushed generations, shared by a table's readers and writers, bounded by bytes (least
- * recently used out first). A generation is immutable, so a cached copy never goes stale; the
+ * recently used out first). An entry counts everything it holds: the rows, every index over them
+ * (FTS postings, IVF-PQ codes and their lookup tables, scalar runs; a trained model is shared and
+ * not counted), and a reserve for the readers' per-row liveness state built on first search. A generation is immutable, so a cached copy never goes stale; the
  * writer seeds the cache with what it just flushed so a fresh generation is not read back.
  */
 import type { IndexingContext } from '../index/indexing.js';
@@ -8,6 +10,8 @@ import { batchBytes } from '../memtable/batch-store.js';
 import type { ObjectStore } from '../storage/object-store.js';
 import { type LoadedGeneration, loadIndexSidecars, readGeneration } from './generation.js';
 import type { RegionLayout } from '../wal/region-layout.js';
+import { estimateBytes } from '../util/memory-estimate.js';
+import type { Data } from 'apache-arrow';
 
 export class GenerationCache {
   private readonly entries = new Map<string, { gen: Promise<LoadedGeneration>; bytes: number }>();
@@ -56,7 +60,7 @@ export class GenerationCache {
 
   private account(key: string, entry: { bytes: number }, gen: LoadedGeneration): void {
     if (this.entries.get(key) !== entry) return;
-    entry.bytes = gen.batches.reduce((n, b) => n + batchBytes(b), 0);
+    entry.bytes = generationBytes(gen, this.indexing);
     this.bytes += entry.bytes;
     for (const [k, e] of this.entries) {
       if (this.bytes <= this.maxBytes || k === key) break;
@@ -65,3 +69,24 @@ export class GenerationCache {
     }
   }
 }
+
+/** What a loaded generation holds in memory (see the class comment). */
+export function generationBytes(gen: LoadedGeneration, indexing: IndexingContext): number {
+  const rows = gen.batches.reduce((n, b) => n + batchBytes(b), 0);
+  // Models are shared by every source; the batches are counted above (vector sources view them).
+  const shared: object[] = [indexing.schema, ...indexing.defs.flatMap((d) => indexing.model(d) ?? [])];
+  const addData = (d: Data): void => {
+    shared.push(d);
+    for (const b of [d.values, d.valueOffsets, d.nullBitmap, d.typeIds]) if (b) shared.push(b.buffer);
+    d.children.forEach(addData);
+  };
+  for (const b of gen.batches) {
+    shared.push(b);
+    addData(b.data);
+  }
+  const indexes = estimateBytes(gen.indexes, shared);
+  return rows + indexes + gen.rowCount * LIVENESS_BYTES_PER_ROW;
+}
+
+/** Readers' liveness state per row (a key map entry, own / combined live bytes), built on first search. */
+const LIVENESS_BYTES_PER_ROW = 64;

@@ -1,0 +1,52 @@
+/**
+ * The generation cache counts what a loaded generation really holds: rows, indexes (FTS postings
+ * here), and a reserve for readers' liveness state — not only the record batches — and evicts by
+ * that total.
+ */
+import test from 'ava';
+import { connect, MemoryObjectStore } from '../../src/index.js';
+import { batchBytes } from '../../src/memtable/batch-store.js';
+import { GenerationCache, generationBytes } from '../../src/region/generation-cache.js';
+import { RegionLayout } from '../../src/wal/region-layout.js';
+import { estimateBytes } from '../../src/util/memory-estimate.js';
+import { docs, docsSchema, range } from '../helpers/data.js';
+import type { IndexingContext } from '../../src/index/indexing.js';
+import type { ObjectStore } from '../../src/storage/object-store.js';
+
+test('estimateBytes counts a buffer once, skips excluded objects and buffers, counts map entries', (t) => {
+  const buf = new Float32Array(1000);
+  const a = { x: buf, y: buf.subarray(10), m: new Map([['k', 1]]) };
+  const n = estimateBytes(a);
+  t.true(n >= 4000 && n < 4400, String(n));
+  t.true(estimateBytes(a, [buf.buffer]) < 400);
+  t.true(estimateBytes({ big: new Uint8Array(1 << 20), small: 1 }, [a]) >= 1 << 20);
+});
+
+test('a loaded generation is charged for its indexes, and the cache evicts by that charge', async (t) => {
+  const mem = new MemoryObjectStore();
+  const db = await connect('memory://', { store: mem, writer: { maxWalFlushIntervalMs: 0 } });
+  const table = await db.createTable('docs', docsSchema, { primaryKey: 'id' });
+  await table.createIndex('text', { type: 'fts' });
+  for (let g = 0; g < 2; g++) {
+    await table.put(docs(range(g * 3000, g * 3000 + 3000), 1));
+    await table.flush();
+  }
+  const ctx = (table as unknown as { ctx: { store: ObjectStore; indexing: IndexingContext } }).ctx;
+  const regionId = Object.keys(await table.writerStats())[0];
+  const layout = new RegionLayout('docs', regionId);
+  const folders = (await mem.list(`docs/_mem_wal/${regionId}/`)).map((o) => /([0-9a-f]{8}_gen_\d+)/.exec(o.key)?.[1]).filter((f): f is string => !!f);
+  const unique = [...new Set(folders)];
+  t.is(unique.length, 2);
+  const probe = new GenerationCache(ctx.store, ctx.indexing, 1 << 30);
+  const loaded = await Promise.all(unique.map((f) => probe.get(layout, Number(f.split('_gen_')[1]), f)));
+  const rowsOnly = loaded.map((g) => g.batches.reduce((n, b) => n + batchBytes(b), 0));
+  const charged = loaded.map((g) => generationBytes(g, ctx.indexing));
+  for (let i = 0; i < 2; i++) t.true(charged[i] > rowsOnly[i] * 1.5, `charged ${charged[i]} vs rows ${rowsOnly[i]}`);
+  // A budget that holds both generations' rows but not both with their indexes keeps only one.
+  const cache = new GenerationCache(ctx.store, ctx.indexing, Math.floor((rowsOnly[0] + rowsOnly[1]) * 1.2));
+  const first = await cache.get(layout, loaded[0].generation, loaded[0].folder);
+  await cache.get(layout, loaded[1].generation, loaded[1].folder);
+  const again = await cache.get(layout, loaded[0].generation, loaded[0].folder);
+  t.not(again, first, 'the first generation was evicted and loaded again');
+  await db.close();
+});
