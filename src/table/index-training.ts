@@ -16,21 +16,26 @@ import type { IndexDef } from '../index/index-def.js';
 /** Fewer rows than this are searched exactly; a model is trained once a table has this many. */
 export const MIN_TRAINING_ROWS = 2048;
 
-/** Trains from `batches` (one column: the vectors); undefined when there are too few vectors. */
+/** Vectors needed to train a model for `def`. */
+export function minTrainingVectors(def: IndexDef): number {
+  return Math.max(MIN_TRAINING_ROWS, def.partitions ?? 0);
+}
+
+/** Trains from `batches` (one column: the vectors); with too few vectors, says how many there were. */
 export async function trainIndexModel(
   store: ObjectStore,
   tableKey: string,
   def: IndexDef,
   batches: readonly RecordBatch[],
-): Promise<{ def: IndexDef; model: IvfPqModel } | undefined> {
-  if (batches.length === 0) return undefined;
+): Promise<{ def: IndexDef; model: IvfPqModel } | { tooFew: number }> {
+  if (batches.length === 0) return { tooFew: 0 };
   const source = VectorSource.fromArrow([...batches], 0);
   let vectors = 0;
   for (const c of source.chunks) {
     if (!c.validity) vectors += c.count;
     else for (let i = 0; i < c.count; i++) if (c.validity[(c.bitOffset + i) >> 3] & (1 << ((c.bitOffset + i) & 7))) vectors++;
   }
-  if (vectors < Math.max(MIN_TRAINING_ROWS, def.partitions ?? 0)) return undefined;
+  if (vectors < minTrainingVectors(def)) return { tooFew: vectors };
   const model = trainIvfPq(source, { metric: def.metric ?? 'l2', partitions: def.partitions, subVectors: def.subVectors });
   const file = `_indices/${def.name}-${randomUUID()}.arrow`;
   await store.putIfAbsent(`${tableKey}/${file}`, encodeIvfPqModel(model));

@@ -31,7 +31,7 @@ import { type RegionWriterConfig, resolveWriterConfig } from '../region/writer-c
 import { keyVectorData } from '../schema/primary-key.js';
 import { type CreateIndexOptions, type IndexDef, makeIndexDef } from '../index/index-def.js';
 import { type SearchRequest, runSearch } from './table-search.js';
-import { trainIndexModel } from './index-training.js';
+import { minTrainingVectors, trainIndexModel } from './index-training.js';
 import type { TableContext } from './table-context.js';
 
 export type { TableContext } from './table-context.js';
@@ -50,6 +50,8 @@ export class Table {
   private readonly regionFailures = new Map<string, QuiverError>();
   private readonly config: RegionWriterConfig;
   private closed = false;
+  /** After a training attempt with too few vectors: stored rows and vectors found then, per index. */
+  private readonly trainingGate = new Map<string, { storedRows: number; vectors: number }>();
   /** An IVF-PQ training in progress (one at a time per table). */
   private trainingNow: Promise<void> | undefined;
 
@@ -203,13 +205,24 @@ export class Table {
     const batches: RecordBatch[] = [];
     for await (const b of this.scan({ columns: [def.column] })) batches.push(b);
     const trained = await trainIndexModel(this.ctx.store, this.ctx.tableKey, def, batches);
-    if (!trained) return undefined;
+    if ('tooFew' in trained) {
+      this.trainingGate.set(def.name, { storedRows: await this.storedRows(), vectors: trained.tooFew });
+      return undefined;
+    }
+    this.trainingGate.delete(def.name);
     this.ctx.indexing.setModel(trained.def, trained.model);
     return trained.def;
   }
 
-  /** Trains a model that could not be trained at createIndex time, once enough rows exist. */
+  /**
+   * Trains a model that could not be trained at createIndex time, once enough rows may exist: a
+   * failed attempt remembers how many vectors it found and how many rows were stored, and the
+   * next attempt waits until enough rows were written since to reach the minimum — so vector
+   * searches on a small table do not rescan it each time.
+   */
   private async trainLater(def: IndexDef): Promise<void> {
+    const gate = this.trainingGate.get(def.name);
+    if (gate && (await this.storedRows()) - gate.storedRows < minTrainingVectors(def) - gate.vectors) return;
     if (!this.trainingNow) {
       this.trainingNow = (async () => {
         const trained = await this.train(def);
@@ -217,6 +230,16 @@ export class Table {
       })().finally(() => (this.trainingNow = undefined));
     }
     await this.trainingNow;
+  }
+
+  /** Rows stored in the table's sources (live or not): an upper bound of its vectors. */
+  private async storedRows(): Promise<number> {
+    let n = 0;
+    for (const { layout, state } of await this.readStates()) {
+      for (const m of state.memtables) n += m.memtable.store.rowsBefore(m.batchCount);
+      for (const g of state.manifest.flushedGenerations) n += (await this.ctx.generations.get(layout, g.generation, g.path)).rowCount;
+    }
+    return n;
   }
 
   /** Records an index definition in a new metadata version and starts maintaining it. */

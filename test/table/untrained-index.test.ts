@@ -27,3 +27,24 @@ test('searches over cached generations do not fetch sidecars of an untrained IVF
   t.is(sidecarGets() - before, 0);
   await db.close();
 });
+
+test('vector searches on a table too small to train do not rescan it each time; enough new rows do train', async (t) => {
+  const db = await connect('memory://', { store: new MemoryObjectStore(), writer: { maxWalFlushIntervalMs: 0 } });
+  const table = await db.createTable('docs', docsSchema, { primaryKey: 'id' });
+  await table.put(docs(range(0, 500), 1));
+  await table.createIndex('vec', { type: 'ivf_pq' });
+  let scans = 0;
+  const scan = table.scan.bind(table);
+  table.scan = (...args: Parameters<typeof table.scan>) => {
+    scans++;
+    return scan(...args);
+  };
+  const query = new Float32Array([1, 0, 0, 0]);
+  for (let i = 0; i < 10; i++) await table.search({ vector: { column: 'vec', query }, k: 5 });
+  t.is(scans, 0, 'no training rescan while too few rows were written since the last attempt');
+  await table.put(docs(range(500, 2600), 1));
+  await table.search({ vector: { column: 'vec', query }, k: 5 });
+  t.is(scans, 1, 'enough new rows: one training attempt');
+  t.truthy(table.indexes[0].model, 'and a model');
+  await db.close();
+});
