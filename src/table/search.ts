@@ -24,6 +24,7 @@ import type { Metric } from '../index/vector/distance.js';
 import type { IvfPqIndex } from '../index/vector/ivf-pq-index.js';
 import type { IndexDef } from '../index/index-def.js';
 import { regionLiveness } from '../memtable/liveness.js';
+import { allowedFromCandidates, candidatePositions, indexedConjuncts } from './indexed-filter.js';
 import type { LiveState, LivenessCache } from '../memtable/liveness.js';
 
 /** One searchable source of a snapshot. */
@@ -53,6 +54,8 @@ export interface PreparedSource {
   /** 1 = candidate (live and passing the filter). */
   allowed: Uint8Array;
   allowedCount: number;
+  /** Rows the filter was evaluated on (fewer than the source's when a scalar index narrowed them). */
+  filterRows?: number;
 }
 
 /** Live ∧ filter per source, for every region. */
@@ -62,8 +65,11 @@ export function prepareSources(
   tombstoneIndex: number,
   filter: Expr | undefined,
   params: readonly unknown[] | undefined,
+  /** Index definitions: conjuncts on scalar-indexed columns narrow the rows the filter is evaluated on. */
+  defs: readonly IndexDef[] = [],
 ): PreparedSource[] {
   const out: PreparedSource[] = [];
+  const conjuncts = filter ? indexedConjuncts(filter, defs) : [];
   for (const region of regions) {
     const live = regionLiveness(region.sources, region.generationCount, keyIndexes, tombstoneIndex, region.cacheSlot, region.signature);
     region.sources.forEach((source, s) => {
@@ -71,6 +77,12 @@ export function prepareSources(
       if (!filter) {
         // No filter: the candidates are the live rows, kept up to date incrementally.
         out.push({ source, live: liveRows, liveCount, liveState, allowed: liveRows, allowedCount: liveCount });
+        return;
+      }
+      const candidates = conjuncts.length > 0 ? candidatePositions(conjuncts, (name) => source.indexes.index<ScalarIndex>(name), source.rowCount) : undefined;
+      if (candidates) {
+        const { allowed, allowedCount } = allowedFromCandidates(source.batches, source.rowCount, liveRows, candidates, filter, (b) => evaluateFilter(filter, b, params as unknown[] | undefined));
+        out.push({ source, live: liveRows, liveCount, liveState, allowed, allowedCount, filterRows: candidates.length });
         return;
       }
       const allowed = liveRows.slice();
@@ -82,7 +94,7 @@ export function prepareSources(
       }
       let allowedCount = 0;
       for (let i = 0; i < source.rowCount; i++) allowedCount += allowed[i];
-      out.push({ source, live: liveRows, liveCount, liveState, allowed, allowedCount });
+      out.push({ source, live: liveRows, liveCount, liveState, allowed, allowedCount, filterRows: source.rowCount });
     });
   }
   return out;
@@ -123,11 +135,13 @@ export interface SourcePlan {
   reason?: string;
   partitionsProbed?: number;
   partitions?: number;
+  /** With a filter: the rows it was evaluated on (fewer than `rows` when a scalar index narrowed them). */
+  filterRows?: number;
 }
 
 export function vectorHits(prepared: readonly PreparedSource[], p: VectorSearchParams, plan: SourcePlan[] = []): Hit[] {
   const hits: Hit[] = [];
-  for (const { source, allowed, allowedCount } of prepared) {
+  for (const { source, allowed, allowedCount, filterRows } of prepared) {
     if (allowedCount === 0) continue;
     const vectors = source.indexes.vectorSource(p.column);
     if (!vectors) throw new InvalidError(`search: column ${p.column} is not a vector column`);
@@ -144,11 +158,11 @@ export function vectorHits(prepared: readonly PreparedSource[], p: VectorSearchP
             : undefined;
     if (index && why === undefined) {
       const result = index.search(p.query, { k: p.k, nprobes: p.nprobes, refineFactor: p.refineFactor, allowed: ok, maxPosition: source.rowCount, distanceRange: p.distanceRange, source: vectors });
-      plan.push({ rows: source.rowCount, path: 'ivf_pq', partitionsProbed: result.partitionsProbed, partitions: index.model.partitions });
+      plan.push({ rows: source.rowCount, path: 'ivf_pq', partitionsProbed: result.partitionsProbed, partitions: index.model.partitions, filterRows });
       for (let i = 0; i < result.positions.length; i++) hits.push({ source, position: result.positions[i], value: result.distances[i] });
     } else {
       const result = flatKnn(vectors, p.query, { k: p.k, metric: p.metric, allowed: ok, maxPosition: source.rowCount, distanceRange: p.distanceRange });
-      plan.push({ rows: source.rowCount, path: 'exact', reason: why });
+      plan.push({ rows: source.rowCount, path: 'exact', reason: why, filterRows });
       for (let i = 0; i < result.positions.length; i++) hits.push({ source, position: result.positions[i], value: result.distances[i] });
     }
   }

@@ -77,7 +77,7 @@ export async function runSearch(ctx: TableContext, states: readonly { layout: Re
     if (!METRICS.includes(metric)) throw new InvalidError(`search: metric must be one of ${METRICS.join(', ')}`);
     if (req.nprobes !== undefined && (!Number.isInteger(req.nprobes) || req.nprobes < 1)) throw new InvalidError('search: nprobes must be a positive integer');
     if (req.refine !== undefined && (!Number.isInteger(req.refine) || req.refine < 0)) throw new InvalidError('search: refine must be an integer >= 0');
-    const prepared = prepareSources(regions, ctx.schema.keyIndexes, ctx.schema.tombstoneIndex, filter, req.params);
+    const prepared = prepareSources(regions, ctx.schema.keyIndexes, ctx.schema.tombstoneIndex, filter, req.params, ctx.indexing.defs);
     const plan: SourcePlan[] = [];
     const hits = vectorHits(prepared, { def, column, query, metric, k, nprobes: req.nprobes, refineFactor: req.refine, distanceRange: req.distanceRange }, plan);
     return materialize(hits, user, columnIndexes, '_distance', plan);
@@ -94,7 +94,7 @@ export async function runSearch(ctx: TableContext, states: readonly { layout: Re
       if (e instanceof FtsQueryError) throw new InvalidError(`search: ${e.message}`, { cause: e });
       throw e;
     }
-    const prepared = prepareSources(regions, ctx.schema.keyIndexes, ctx.schema.tombstoneIndex, filter, req.params);
+    const prepared = prepareSources(regions, ctx.schema.keyIndexes, ctx.schema.tombstoneIndex, filter, req.params, ctx.indexing.defs);
     const plan: SourcePlan[] = prepared.map((p) => ({ rows: p.source.rowCount, path: 'bm25' }));
     return materialize(textHits(prepared, def, query, k), user, columnIndexes, '_score', plan);
   }
@@ -108,7 +108,7 @@ export async function runSearch(ctx: TableContext, states: readonly { layout: Re
   // Without a scalar index the key predicate is evaluated as part of the filter.
   const def = ctx.indexing.defs.find((d) => d.type === 'scalar' && d.column === column);
   const keyExpr = checkFilter(expr, user);
-  const prepared = prepareSources(regions, ctx.schema.keyIndexes, ctx.schema.tombstoneIndex, def ? filter : filter ? and(filter, keyExpr) : keyExpr, req.params);
+  const prepared = prepareSources(regions, ctx.schema.keyIndexes, ctx.schema.tombstoneIndex, def ? filter : filter ? and(filter, keyExpr) : keyExpr, req.params, ctx.indexing.defs);
   filter = undefined;
   const plan: SourcePlan[] = [];
   const hits = keyHits(prepared, def, predicate, k, plan);

@@ -69,6 +69,16 @@ test('search sees exactly the live rows after every put, delete and flush', asyn
     t.deepEqual(sorted(text), want, `step ${step}: text`);
     t.deepEqual(sorted(keys), want, `step ${step}: key`);
     t.deepEqual(sorted(filtered), new Map([...want].filter(([id]) => id < 150)), `step ${step}: filtered`);
+    // Filters a scalar index narrows (candidates, then the evaluator on them only).
+    for (const [f, keep] of [
+      ['id < 40', (id: number) => id < 40],
+      ['id BETWEEN 10 AND 30 AND v > 0', (id: number) => id >= 10 && id <= 30],
+      ['id IN (3, 5, 8, 13, 21, 34, 55) OR id = 299', (id: number) => [3, 5, 8, 13, 21, 34, 55, 299].includes(id)],
+      ['7 > id', (id: number) => id < 7],
+    ] as const) {
+      const got = idsOf(await table.search({ vector: { column: 'vec', query: [0, 0, 0, 0] }, k: all + 5, filter: f, columns: ['id', 'v'] }));
+      t.deepEqual(sorted(got), new Map([...want].filter(([id]) => keep(id))), `step ${step}: ${f}`);
+    }
     if (step % 10 === 0) {
       // BM25 statistics kept incrementally give the same scores as a fresh reader computing them.
       const scored = async (tb: typeof table) => {

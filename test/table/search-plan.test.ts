@@ -34,3 +34,21 @@ test('search results say how each source was searched', async (t) => {
   t.like(planOf(await table.search({ key: { eq: 5n }, k: 1 }))[0], { path: 'filter_scan', reason: 'no scalar index on the column' });
   await db.close();
 });
+
+test('a filter conjunct on a scalar-indexed column narrows the rows the filter is evaluated on', async (t) => {
+  const db = await connect('memory://', { store: new MemoryObjectStore(), writer: { maxWalFlushIntervalMs: 0 } });
+  const table = await db.createTable('vecs', vecSchema, { primaryKey: 'id' });
+  await table.createIndex('id', { type: 'scalar' });
+  await table.put(rows(0, 3000));
+  await table.flush();
+  const query = queries(1)[0];
+  const narrow = await table.search({ vector: { column: 'vec', query }, k: 5, filter: 'id < 100 AND id <> 7' });
+  t.like(planOf(narrow)[0], { rows: 3000, filterRows: 100 });
+  t.true([...narrow.getChild('id')!].every((id) => Number(id) < 100 && Number(id) !== 7));
+  t.is(narrow.numRows, 5);
+  // Too many candidates to be worth it: the filter runs over every row.
+  t.like(planOf(await table.search({ vector: { column: 'vec', query }, k: 5, filter: 'id < 2000' }))[0], { filterRows: 3000 });
+  // A conjunct the index cannot serve (OR) leaves the whole filter to the evaluator.
+  t.like(planOf(await table.search({ vector: { column: 'vec', query }, k: 5, filter: 'id < 10 OR id > 2990' }))[0], { filterRows: 3000 });
+  await db.close();
+});

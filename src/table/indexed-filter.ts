@@ -1,0 +1,149 @@
+/**
+ * Filters served by scalar indexes. A search filter is otherwise evaluated over every row of
+ * every source; when one of its AND-ed conjuncts compares a column that has a scalar index with
+ * literals (`year >= 2021`, `id IN (…)`, `x BETWEEN a AND b`, `name = 'x'`), the index returns a
+ * superset of the rows that can pass, and the whole filter is then evaluated on those candidate
+ * rows only. The index only narrows: every candidate still goes through the evaluator, so SQL's
+ * rules (NULLs, coercions) decide, never the index.
+ */
+import { makeData, RecordBatch, Schema, Struct } from 'apache-arrow';
+import { gatherData } from '../../exec/kernels/gather.js';
+import { columnsOf, type Expr, type LiteralValue } from '../../exec/expr/expr.js';
+import type { IndexDef } from '../index/index-def.js';
+import type { ScalarIndex, ScalarPredicate } from '../index/scalar/scalar-index.js';
+
+export interface IndexedConjunct {
+  def: IndexDef;
+  predicate: ScalarPredicate;
+}
+
+/** Above this share of a source's rows, evaluating the filter over everything is cheaper. */
+export const MAX_CANDIDATE_SHARE = 0.25;
+
+const FLIP: Record<string, '<' | '<=' | '>' | '>=' | '='> = { '<': '>', '<=': '>=', '>': '<', '>=': '<=', '=': '=' };
+
+/** Plain literal values an index may compare with (no parameters, no temporal literals). */
+function literal(e: Expr): { value: LiteralValue } | undefined {
+  if (e.kind !== 'literal' || e.temporal || e.value === null || typeof e.value === 'boolean') return undefined;
+  return { value: e.value };
+}
+
+function conjunctLookup(e: Expr, byColumn: ReadonlyMap<string, IndexDef>): IndexedConjunct | undefined {
+  if (e.kind === 'compare') {
+    let col = e.left;
+    let lit = literal(e.right);
+    let op = e.op as string;
+    if (col.kind !== 'column' || !lit) {
+      col = e.right;
+      lit = literal(e.left);
+      op = FLIP[e.op] ?? '';
+    }
+    const def = col.kind === 'column' ? byColumn.get(col.name) : undefined;
+    if (!def || !lit) return undefined;
+    switch (op) {
+      case '=':
+        return { def, predicate: { op: 'eq', value: lit.value } };
+      case '<':
+      case '<=':
+        return { def, predicate: { op: 'range', upper: { value: lit.value, inclusive: op === '<=' } } };
+      case '>':
+      case '>=':
+        return { def, predicate: { op: 'range', lower: { value: lit.value, inclusive: op === '>=' } } };
+      default:
+        return undefined;
+    }
+  }
+  if (e.kind === 'between' && !e.negated && e.operand.kind === 'column') {
+    const def = byColumn.get(e.operand.name);
+    const lo = literal(e.low);
+    const hi = literal(e.high);
+    if (def && lo && hi) return { def, predicate: { op: 'range', lower: { value: lo.value, inclusive: true }, upper: { value: hi.value, inclusive: true } } };
+  }
+  if (e.kind === 'in' && !e.negated && e.operand.kind === 'column') {
+    const def = byColumn.get(e.operand.name);
+    const values = e.list.map(literal);
+    if (def && values.every((v) => v !== undefined)) return { def, predicate: { op: 'in', values: values.map((v) => v!.value) } };
+  }
+  return undefined;
+}
+
+/** The conjuncts of `filter` that a scalar index of `defs` can narrow. */
+export function indexedConjuncts(filter: Expr, defs: readonly IndexDef[]): IndexedConjunct[] {
+  const byColumn = new Map(defs.filter((d) => d.type === 'scalar').map((d) => [d.column, d] as const));
+  if (byColumn.size === 0) return [];
+  const conjuncts = filter.kind === 'and' ? filter.operands : [filter];
+  return conjuncts.map((c) => conjunctLookup(c, byColumn)).filter((c): c is IndexedConjunct => c !== undefined);
+}
+
+/**
+ * The smallest candidate set (sorted positions below `rowCount`) the conjuncts give for one
+ * source, or undefined when no index applies or the candidates are too many to be worth it.
+ */
+export function candidatePositions(
+  conjuncts: readonly IndexedConjunct[],
+  index: (name: string) => ScalarIndex | undefined,
+  rowCount: number,
+): Uint32Array | undefined {
+  let best: Uint32Array | undefined;
+  for (const { def, predicate } of conjuncts) {
+    const idx = index(def.name);
+    if (!idx) continue;
+    let found: Uint32Array;
+    try {
+      found = idx.lookup(predicate, rowCount);
+    } catch {
+      continue; // a literal the index cannot compare: the evaluator decides for every row
+    }
+    if (!best || found.length < best.length) best = found;
+  }
+  if (!best || best.length > rowCount * MAX_CANDIDATE_SHARE) return undefined;
+  return best.slice().sort();
+}
+
+/**
+ * Evaluates the filter on the live candidate rows only: they are gathered (the columns the
+ * filter reads) into one batch, evaluated in one call, and mapped back to positions.
+ */
+export function allowedFromCandidates(
+  batches: readonly RecordBatch[],
+  rowCount: number,
+  live: Uint8Array,
+  candidates: Uint32Array,
+  filter: Expr,
+  evaluate: (batch: RecordBatch) => Uint8Array,
+): { allowed: Uint8Array; allowedCount: number } {
+  const allowed = new Uint8Array(rowCount);
+  const positions: number[] = [];
+  const from: number[] = [];
+  const rows: number[] = [];
+  let c = 0;
+  let base = 0;
+  batches.forEach((batch, b) => {
+    const end = base + batch.numRows;
+    for (; c < candidates.length && candidates[c] < end; c++) {
+      const pos = candidates[c];
+      if (!live[pos]) continue;
+      positions.push(pos);
+      from.push(b);
+      rows.push(pos - base);
+    }
+    base = end;
+  });
+  if (positions.length === 0) return { allowed, allowedCount: 0 };
+  const schema = batches[0].schema;
+  const needed = new Set(columnsOf(filter));
+  const fields = schema.fields.map((f, i) => ({ f, i })).filter(({ f }) => needed.has(f.name));
+  const sub = new Schema(fields.map(({ f }) => f));
+  const fromIdx = Uint32Array.from(from);
+  const rowIdx = Uint32Array.from(rows);
+  const children = fields.map(({ i }) => gatherData(batches.map((bt) => bt.data.children[i]), fromIdx, rowIdx));
+  const mask = evaluate(new RecordBatch(sub, makeData({ type: new Struct(sub.fields), length: positions.length, nullCount: 0, children })));
+  let allowedCount = 0;
+  for (let i = 0; i < positions.length; i++) {
+    if (mask[i]) {
+      allowed[positions[i]] = 1;
+      allowedCount++;
+    }
+  }
+  return { allowed, allowedCount };
+}
