@@ -1,0 +1,990 @@
+/**
+ * Search benchmark at the table level (`npm run bench:search`, issue 7): what a user gets from
+ * `table.search` over an active MemTable plus flushed generations, one query at a time.
+ *
+ * Data (bench/search-data.ts, seeded): N rows of `id Int64` (primary key), `year Int32`
+ * (uniform 2000–2024), `body Utf8` (8–40 words, Zipf vocabulary of 50 000 words) and
+ * `vector FixedSizeList<Float32>[128]` (256 overlapping Gaussian clusters of uneven size,
+ * low-rank shape plus noise). Query vectors are fresh draws from the cluster model, not data rows; query words
+ * (1–3) are drawn by corpus frequency.
+ *
+ * Build, through the public API only (`connect` on a temp local directory, fsync on unless
+ * FSYNC=0): create the table with writer settings that never freeze a MemTable on their own
+ * (maxMemtableRows/Size/Batches and the backpressure bound set far above N), put the first tenth
+ * of the rows (5 000-row puts, 4 in flight), `createIndex` vector `ivf_pq` (trained on that
+ * tenth), body `fts`, year `scalar`, `flush()`; then each further tenth and `flush()`, so the
+ * rows sit in TEN generations; then upsert 5 % of the keys again (new year, body and vector)
+ * WITHOUT flushing, so those versions sit in the active MemTable and supersede rows in the
+ * generations. The generation cache is set to 16 GiB so every generation stays loaded (the
+ * default, 512 MiB, is smaller than the 1M-row table; see the report).
+ *
+ * Cases, per size in SEARCH_SIZES (QUERIES timed queries after WARMUP, latency p50/p99 of each
+ * awaited `table.search`, all columns returned):
+ *  1. vector top-10, default nprobes (20) and refine (40), recall@10 against exact search;
+ *  2. the same with `filter: 'year >= 2021'` (16 % of rows), recall against the exact filtered
+ *     answer. Ground truth: a brute-force pass (squared L2, plain loops) over the live rows,
+ *     which the bench keeps in memory beside the table (bench/search-data.ts `LiveRows`);
+ *  3. BM25 top-10 of 1–3 words, without and with the filter;
+ *  4. put between queries: before each query a 20-row put (upserts of random keys, fresh values,
+ *     awaited), for vector and text; reports the query's latency and what it adds over 1 / 3
+ *     (p50 difference), and the put's own latency. Vector recall is checked afterwards by
+ *     replaying the puts on the in-memory rows;
+ *  5. every size in SEARCH_SIZES (default 10 000, 100 000, SEARCH_ROWS), to see how cost grows;
+ *  6. at the largest size, the same rows in ONE generation (same training tenth, one flush) plus
+ *     the same 5 % upserts in the MemTable, for vector and text, against ten generations;
+ *  7. `flush()` of 200 000 indexed rows: a fresh table, put 200 000 rows, create the three
+ *     indexes (the model trains on them), time `flush()`;
+ *  8. the event loop's longest stall during `createIndex('vector', { type: 'ivf_pq' })` on a
+ *     100 000-row table (training + indexing the MemTable); that table then gets the FTS and
+ *     scalar indexes and is flushed, and is reopened with the DEFAULT writer settings for ingest:
+ *     100 000 rows in 1 000-row puts, sequentially and then with 8 in flight (rows/s, put
+ *     latency, generations flushed meanwhile), with the IVF-PQ model already trained and all
+ *     three indexes maintained. Stalls: a 1 ms setInterval probe (the longest gap between its
+ *     ticks) and perf_hooks' monitorEventLoopDelay max, which agree.
+ * benny: ops/s of cases 1–3 per size (BENNY_TIME s each).
+ *
+ * Peer (PEERS=lancedb, default when bench/peers is installed): LanceDB 0.31.0 in a child process
+ * (bench/peers/lancedb-search.ts) gets the same rows (base rows, then the same 5 % upserts by
+ * merge_insert), builds IVF-PQ (256 partitions, 16 sub-vectors, L2), FTS on body, btree on year,
+ * and runs the same queries; recall is computed here against the same ground truth. The child
+ * gets LANCE_CPU_THREADS = max(2, cores) unless set: LanceDB's default on a 2-core machine is a
+ * 1-thread CPU pool, on which its FTS index build deadlocks (lancedb/lancedb#3568); and it is
+ * killed after PEER_TIMEOUT_S (default 3600) s.
+ *
+ * Results: stdout, bench/results/search.json and search.md.
+ * Knobs: SEARCH_ROWS=1000000 SEARCH_SIZES=10000,100000,$SEARCH_ROWS QUERIES=200 WARMUP=20
+ * BENNY_TIME=2 (0 skips benny) ONE_GEN=1 FSYNC=1 PEERS=lancedb|none FLUSH_ROWS=200000
+ * INGEST_ROWS=100000 INGEST_BATCH=1000 INGEST_INFLIGHT=8 STALL_ROWS=100000 CASES78=1 (0 skips 7 and 8)
+ * BENCH_DIR (parent of the temp directories) PEER_TIMEOUT_S=3600 PEER_ONLY=1 (re-run only the peer
+ * for the sizes in the existing search.json, keeping its Quiver figures).
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { add, complete, configure, cycle, suite } from 'benny';
+import { type RecordBatch, Table as ArrowTable, tableToIPC } from 'apache-arrow';
+import { connect, type Database } from '../src/database.js';
+import { DEFAULT_WRITER_CONFIG } from '../src/region/writer-config.js';
+import type { Table } from '../src/table/table.js';
+import { envList, envNumber } from './env.js';
+import { ClusterModel, distinctKeys, LiveRows, makeRows, Rng, type RowGenerator, type Rows, rowsBatch, searchSchema, ZipfVocabulary } from './search-data.js';
+import type { LanceDbSearchResult } from './peers/lancedb-search.js';
+
+// ---- settings --------------------------------------------------------------------------------
+
+const SEARCH_ROWS = envNumber('SEARCH_ROWS', 1_000_000);
+const SIZES = [...new Set(envList('SEARCH_SIZES', `10000,100000,${SEARCH_ROWS}`).map(Number))].sort((a, b) => a - b);
+for (const s of SIZES) if (!Number.isInteger(s) || s < 1000) throw new Error(`SEARCH_SIZES: sizes must be integers >= 1000, got ${s}`);
+const LARGEST = SIZES[SIZES.length - 1];
+const QUERIES = envNumber('QUERIES', 200);
+const WARMUP = envNumber('WARMUP', 20);
+const BENNY_TIME = envNumber('BENNY_TIME', 2);
+const ONE_GEN = envNumber('ONE_GEN', 1) > 0;
+const FSYNC = envNumber('FSYNC', 1) > 0;
+const FLUSH_ROWS = envNumber('FLUSH_ROWS', 200_000);
+const INGEST_ROWS = envNumber('INGEST_ROWS', 100_000);
+const INGEST_BATCH = envNumber('INGEST_BATCH', 1000);
+const INGEST_INFLIGHT = envNumber('INGEST_INFLIGHT', 8);
+const STALL_ROWS = envNumber('STALL_ROWS', 100_000);
+const CASES78 = envNumber('CASES78', 1) > 0;
+const PEERS = envList('PEERS', 'lancedb').filter((p) => p !== 'none');
+const PEER_TIMEOUT_S = envNumber('PEER_TIMEOUT_S', 3600);
+/**
+ * LanceDB's CPU pool is num_cpus − 2 (LANCE_IO_CORE_RESERVATION) threads, at least 1: one thread
+ * on this 2-core machine, where 0.31.0's FTS index build deadlocks (all threads parked, 0 % CPU;
+ * lancedb/lancedb#3568) from about 100k rows on. The peer gets at least 2 (the core count here).
+ */
+const LANCE_CPU_THREADS = process.env.LANCE_CPU_THREADS ?? String(Math.max(2, os.cpus().length));
+for (const p of PEERS) if (p !== 'lancedb') throw new Error(`unknown peer ${p} in PEERS (use lancedb or none)`);
+
+const DIM = 128;
+const CLUSTERS = 256;
+const VOCAB = 50_000;
+const K = 10;
+const GENERATIONS = 10;
+const UPSERT_FRACTION = 0.05;
+const PUT_ROWS = 20;
+const BUILD_PUT_ROWS = 5000;
+const BUILD_INFLIGHT = 4;
+const FILTER = 'year >= 2021';
+const FILTER_MIN_YEAR = 2021;
+/**
+ * Overlapping clusters: centres 0.3·N(0, 1) per dimension (about 4.8 apart), each cluster a
+ * 16-dimensional Gaussian (std 0.5–1.5 per direction) plus N(0, 0.3²) noise per dimension (about
+ * 5.4 across), so nearest neighbours often sit in neighbouring partitions. On the bare index
+ * (100k rows, 128 partitions) nprobes 20 + refine 40 reach recall@10 ≈ 0.99, without refine ≈ 0.49.
+ */
+const CLUSTER_PARAMS = { dim: DIM, clusters: CLUSTERS, seed: 12, centreStd: 0.3, spread: 1.0, noise: 0.3, latentDim: 16, weightSigma: 1.0 };
+
+const HERE = path.dirname(new URL(import.meta.url).pathname);
+const RESULTS_DIR = path.join(HERE, 'results');
+const PEERS_DIR = path.join(HERE, 'peers');
+const GiB = 1024 ** 3;
+
+/** Writer settings of the built tables: no MemTable freezes before `flush()`. */
+const BUILD_WRITER = {
+  maxMemtableRows: 1e9,
+  maxMemtableSize: 64 * GiB,
+  maxMemtableBatches: 1e7,
+  maxUnflushedMemtableBytes: 128 * GiB,
+};
+
+/** Goals from issue 7. */
+const GOALS = {
+  vectorP50Ms: 3,
+  recallAt10: 0.95,
+  bm25P50Ms: 2,
+  putAddsMs: 0.2,
+  tenVsOne: 1.5,
+  flush200kMs: 2000,
+  ingestRowsPerSec: 100_000,
+  stallMs: 50,
+};
+
+// ---- helpers ---------------------------------------------------------------------------------
+
+/** The code measured: the commit, and source files changed but not committed (if any). */
+function codeVersion(): { commit: string; uncommitted: string[] } {
+  // A run from an exported tree (no .git) names its commit through BENCH_COMMIT.
+  if (process.env.BENCH_COMMIT) return { commit: process.env.BENCH_COMMIT, uncommitted: [] };
+  const git = (...args: string[]) => spawnSync('git', args, { cwd: path.join(HERE, '..'), encoding: 'utf8' });
+  const commit = git('rev-parse', '--short', 'HEAD').stdout?.trim() || 'unknown';
+  const status = git('status', '--porcelain', '--', 'src', 'exec', 'planner').stdout ?? '';
+  return { commit, uncommitted: status.split('\n').map((l) => l.slice(3).trim()).filter(Boolean) };
+}
+const CODE = codeVersion();
+
+interface Latency {
+  n: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  mean: number;
+  max: number;
+}
+
+function latencyOf(ms: number[]): Latency {
+  const s = Float64Array.from(ms).sort();
+  const at = (p: number) => (s.length ? s[Math.min(s.length - 1, Math.max(0, Math.ceil(p * s.length) - 1))] : NaN);
+  return { n: s.length, p50: at(0.5), p90: at(0.9), p99: at(0.99), mean: ms.reduce((a, b) => a + b, 0) / Math.max(1, ms.length), max: s[s.length - 1] ?? NaN };
+}
+
+function log(msg: string): void {
+  const load = os.loadavg()[0].toFixed(2);
+  console.log(`[${new Date().toISOString().slice(11, 19)} load ${load}] ${msg}`);
+}
+
+const f = (x: number, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : '—');
+const met = (ok: boolean) => (ok ? 'met' : 'MISSED');
+
+/** Event loop stall probe: a 1 ms interval (longest gap between ticks) and monitorEventLoopDelay. */
+class StallProbe {
+  private timer: NodeJS.Timeout | undefined;
+  private last = 0;
+  private maxGap = 0;
+  private readonly hist = monitorEventLoopDelay({ resolution: 1 });
+  start(): void {
+    this.last = performance.now();
+    this.maxGap = 0;
+    this.hist.reset();
+    this.hist.enable();
+    this.timer = setInterval(() => {
+      const now = performance.now();
+      this.maxGap = Math.max(this.maxGap, now - this.last);
+      this.last = now;
+    }, 1);
+  }
+  stop(): { maxGapMs: number; eldMaxMs: number; eldP99Ms: number } {
+    clearInterval(this.timer);
+    this.maxGap = Math.max(this.maxGap, performance.now() - this.last);
+    this.hist.disable();
+    return { maxGapMs: this.maxGap, eldMaxMs: this.hist.max / 1e6, eldP99Ms: this.hist.percentile(99) / 1e6 };
+  }
+}
+
+/** Puts `rows[start, end)` in `putRows`-row puts, up to `inflight` outstanding. */
+async function putRange(table: Table, rows: Rows, start: number, end: number, putRows: number, inflight: number, schema = table.schema): Promise<void> {
+  const pending = new Set<Promise<void>>();
+  for (let s = start; s < end; s += putRows) {
+    const batch = rowsBatch(schema, rows, s, Math.min(end, s + putRows));
+    const p: Promise<void> = table.put(batch).then(() => void pending.delete(p));
+    pending.add(p);
+    if (pending.size >= inflight) await Promise.race(pending);
+  }
+  await Promise.all(pending);
+}
+
+async function generationLayout(table: Table): Promise<{ generations: number; memtableRows: number }> {
+  let generations = 0;
+  let memtableRows = 0;
+  for (const { state } of await table.readStates()) {
+    generations += state.manifest.flushedGenerations.length;
+    for (const m of state.memtables) memtableRows += m.memtable.store.rowsBefore(m.batchCount);
+  }
+  return { generations, memtableRows };
+}
+
+async function bennyOps(name: string, fn: () => Promise<void>): Promise<{ ops: number; margin: number; samples: number } | undefined> {
+  if (BENNY_TIME <= 0) return undefined;
+  const summary = await suite(name, configure({ minDisplayPrecision: 2 }), add(name, fn, { minSamples: 5, maxTime: BENNY_TIME }), cycle(), complete());
+  const r = summary.results[0];
+  return { ops: r.ops, margin: r.margin, samples: r.samples };
+}
+
+function idsOf(result: ArrowTable): number[] {
+  const col = result.getChild('id');
+  if (!col) return [];
+  return Array.from(col.toArray() as BigInt64Array, Number);
+}
+
+/** Fraction of queries whose score lists are equal (relative 1e-5). */
+function sameScores(a: number[][], b: number[][]): number {
+  let same = 0;
+  a.forEach((x, i) => {
+    const y = b[i];
+    if (x.length === y.length && x.every((v, j) => Math.abs(v - y[j]) <= 1e-5 * Math.max(1, Math.abs(v)))) same++;
+  });
+  return same / Math.max(1, a.length);
+}
+
+function recallOf(got: number[], want: number[]): number {
+  if (want.length === 0) return got.length === 0 ? 1 : 0;
+  const w = new Set(want);
+  let hit = 0;
+  for (const g of got) if (w.has(g)) hit++;
+  return hit / want.length;
+}
+
+// ---- workload --------------------------------------------------------------------------------
+
+interface Workload {
+  n: number;
+  gen: RowGenerator;
+  base: Rows;
+  upserts: Rows;
+  vectorQueries: Float32Array[];
+  vectorWarmup: Float32Array[];
+  textQueries: string[];
+  textWarmup: string[];
+  /** Exact top-10 keys per vector query over the live rows (base + upserts). */
+  truth: { all: number[]; filtered: number[] }[];
+  live: LiveRows;
+  filteredFraction: number;
+}
+
+function makeWorkload(n: number): Workload {
+  const t0 = performance.now();
+  const gen: RowGenerator = {
+    vocab: new ZipfVocabulary(VOCAB, 1.0, 11),
+    model: new ClusterModel(CLUSTER_PARAMS),
+    minWords: 8,
+    maxWords: 40,
+  };
+  const keys = Int32Array.from({ length: n }, (_, i) => i);
+  const base = makeRows(gen, new Rng(1000 + n), keys);
+  const upsertKeys = distinctKeys(new Rng(2000 + n), n, Math.round(n * UPSERT_FRACTION));
+  const upserts = makeRows(gen, new Rng(3000 + n), upsertKeys);
+  const qrng = new Rng(4000 + n);
+  const vq = (count: number) =>
+    Array.from({ length: count }, () => {
+      const v = new Float32Array(DIM);
+      gen.model.sample(qrng, v, 0);
+      return v;
+    });
+  const tq = (count: number) =>
+    Array.from({ length: count }, () => {
+      const words = 1 + qrng.int(3);
+      return Array.from({ length: words }, () => gen.vocab.sample(qrng)).join(' ');
+    });
+  const vectorWarmup = vq(WARMUP);
+  const vectorQueries = vq(QUERIES);
+  const textWarmup = tq(WARMUP);
+  const textQueries = tq(QUERIES);
+  const live = new LiveRows(n, DIM);
+  live.apply(base);
+  live.apply(upserts);
+  let passing = 0;
+  for (let i = 0; i < n; i++) if (live.years[i] >= FILTER_MIN_YEAR) passing++;
+  const genMs = performance.now() - t0;
+  const t1 = performance.now();
+  const truth = vectorQueries.map((q) => live.exactTopK(q, K, FILTER_MIN_YEAR));
+  log(`data ${n} rows generated in ${(genMs / 1000).toFixed(1)} s; exact ground truth ${((performance.now() - t1) / vectorQueries.length).toFixed(1)} ms/query; filter passes ${((100 * passing) / n).toFixed(1)} %`);
+  return { n, gen, base, upserts, vectorQueries, vectorWarmup, textQueries, textWarmup, truth, live, filteredFraction: passing / n };
+}
+
+interface BuildReport {
+  generationsWanted: number;
+  generations: number;
+  memtableRows: number;
+  putMs: number;
+  createIndexMs: Record<string, number>;
+  flushMs: number[];
+  upsertMs: number;
+  totalMs: number;
+  /** Whether createIndex trained the IVF-PQ model (else the first search did). */
+  trainedAtCreateIndex: boolean;
+  /** The model in use after the searches (read through the table's internals, for the report). */
+  partitions?: number;
+  subVectors?: number;
+}
+
+/** The trained IVF-PQ model's shape, read from the table's internals (the API does not expose it). */
+function ivfModel(table: Table): { partitions?: number; subVectors?: number } {
+  const ctx = (table as unknown as { ctx: { indexing: { defs: readonly { type: string; name: string; model?: string }[]; model(d: unknown): { partitions: number; subVectors: number } | undefined } } }).ctx;
+  const def = ctx.indexing.defs.find((d) => d.type === 'ivf_pq');
+  const model = def ? ctx.indexing.model(def) : undefined;
+  return { partitions: model?.partitions, subVectors: model?.subVectors };
+}
+
+/** Builds a table from the workload: `generations` flushed generations + 5 % upserts in the MemTable. */
+async function buildTable(db: Database, name: string, w: Workload, generations: number): Promise<{ table: Table; build: BuildReport }> {
+  const t0 = performance.now();
+  const table = await db.createTable(name, searchSchema(DIM), { primaryKey: 'id', writer: BUILD_WRITER });
+  const report: BuildReport = { generationsWanted: generations, generations: 0, memtableRows: 0, putMs: 0, createIndexMs: {}, flushMs: [], upsertMs: 0, totalMs: 0, trainedAtCreateIndex: false };
+  const tenth = Math.ceil(w.n / GENERATIONS);
+  for (let part = 0; part < GENERATIONS; part++) {
+    const start = part * tenth;
+    const end = Math.min(w.n, start + tenth);
+    let t = performance.now();
+    await putRange(table, w.base, start, end, BUILD_PUT_ROWS, BUILD_INFLIGHT);
+    report.putMs += performance.now() - t;
+    if (part === 0) {
+      for (const [column, type] of [['vector', 'ivf_pq'], ['body', 'fts'], ['year', 'scalar']] as const) {
+        t = performance.now();
+        const def = await table.createIndex(column, { type });
+        report.createIndexMs[column] = performance.now() - t;
+        if (type === 'ivf_pq') report.trainedAtCreateIndex = def.model !== undefined;
+      }
+    }
+    // Ten generations: flush after each tenth; one generation: only after the last.
+    if (generations === GENERATIONS || part === GENERATIONS - 1) {
+      t = performance.now();
+      await table.flush();
+      report.flushMs.push(performance.now() - t);
+    }
+  }
+  const t = performance.now();
+  await putRange(table, w.upserts, 0, w.upserts.ids.length, BUILD_PUT_ROWS, BUILD_INFLIGHT);
+  report.upsertMs = performance.now() - t;
+  const layout = await generationLayout(table);
+  report.generations = layout.generations;
+  report.memtableRows = layout.memtableRows;
+  report.totalMs = performance.now() - t0;
+  log(
+    `built ${name}: ${layout.generations} generations + ${layout.memtableRows} MemTable rows in ${(report.totalMs / 1000).toFixed(1)} s ` +
+      `(puts ${(report.putMs / 1000).toFixed(1)} s, createIndex ${Object.entries(report.createIndexMs).map(([c, ms]) => `${c} ${(ms / 1000).toFixed(1)} s`).join(', ')}, ` +
+      `flushes ${(report.flushMs.reduce((a, b) => a + b, 0) / 1000).toFixed(1)} s, upserts ${(report.upsertMs / 1000).toFixed(1)} s)`,
+  );
+  return { table, build: report };
+}
+
+interface SearchCase {
+  name: string;
+  kind: 'vector' | 'text';
+  filter: boolean;
+  latency: Latency;
+  recall?: number;
+  meanHits: number;
+  benny?: { ops: number; margin: number; samples: number };
+}
+
+async function vectorCase(table: Table, w: Workload, filter: boolean, label: string): Promise<{ c: SearchCase; ids: number[][] }> {
+  const req = (q: Float32Array) => ({ vector: { column: 'vector', query: q }, k: K, ...(filter ? { filter: FILTER } : {}) });
+  for (const q of w.vectorWarmup) await table.search(req(q));
+  const ms: number[] = [];
+  const ids: number[][] = [];
+  let recall = 0;
+  let hits = 0;
+  for (let i = 0; i < w.vectorQueries.length; i++) {
+    const t = performance.now();
+    const r = await table.search(req(w.vectorQueries[i]));
+    ms.push(performance.now() - t);
+    const got = idsOf(r);
+    ids.push(got);
+    hits += got.length;
+    recall += recallOf(got, filter ? w.truth[i].filtered : w.truth[i].all);
+  }
+  let qi = 0;
+  const benny = await bennyOps(`${label} vector${filter ? ' + filter' : ''}`, async () => {
+    await table.search(req(w.vectorQueries[qi++ % w.vectorQueries.length]));
+  });
+  return { c: { name: `vector top-${K}${filter ? ` + ${FILTER}` : ''}`, kind: 'vector', filter, latency: latencyOf(ms), recall: recall / w.vectorQueries.length, meanHits: hits / ms.length, benny }, ids };
+}
+
+async function textCase(table: Table, w: Workload, filter: boolean, label: string): Promise<{ c: SearchCase; ids: number[][]; scores: number[][] }> {
+  const req = (q: string) => ({ text: { column: 'body', query: q }, k: K, ...(filter ? { filter: FILTER } : {}) });
+  for (const q of w.textWarmup) await table.search(req(q));
+  const ms: number[] = [];
+  const ids: number[][] = [];
+  const scores: number[][] = [];
+  let hits = 0;
+  for (const q of w.textQueries) {
+    const t = performance.now();
+    const r = await table.search(req(q));
+    ms.push(performance.now() - t);
+    const got = idsOf(r);
+    ids.push(got);
+    scores.push(Array.from((r.getChild('_score')?.toArray() as Float32Array | undefined) ?? []));
+    hits += got.length;
+  }
+  let qi = 0;
+  const benny = await bennyOps(`${label} BM25${filter ? ' + filter' : ''}`, async () => {
+    await table.search(req(w.textQueries[qi++ % w.textQueries.length]));
+  });
+  return { c: { name: `BM25 top-${K}${filter ? ` + ${FILTER}` : ''}`, kind: 'text', filter, latency: latencyOf(ms), meanHits: hits / ms.length, benny }, ids, scores };
+}
+
+interface PutCase {
+  name: string;
+  kind: 'vector' | 'text';
+  query: Latency;
+  put: Latency;
+  recall?: number;
+  /** Query p50 minus the p50 of the same query kind without puts. */
+  addsP50Ms: number;
+}
+
+/** Case 4: a 20-row put (upserts of random keys) before each query. */
+async function putBetweenCases(table: Table, w: Workload, vectorP50: number, textP50: number): Promise<PutCase[]> {
+  const rng = new Rng(5000 + w.n);
+  const makePut = () => {
+    const keys = new Set<number>();
+    while (keys.size < PUT_ROWS) keys.add(rng.int(w.n));
+    return makeRows(w.gen, rng, [...keys]);
+  };
+  const total = WARMUP + QUERIES;
+  const schema = table.schema;
+  const out: PutCase[] = [];
+  for (const kind of ['vector', 'text'] as const) {
+    const puts = Array.from({ length: total }, makePut);
+    const batches = puts.map((p) => rowsBatch(schema, p, 0, p.ids.length));
+    const putMs: number[] = [];
+    const queryMs: number[] = [];
+    const got: number[][] = [];
+    for (let i = 0; i < total; i++) {
+      let t = performance.now();
+      await table.put(batches[i]);
+      const pm = performance.now() - t;
+      const warm = i < WARMUP;
+      const qi = i - WARMUP;
+      t = performance.now();
+      const r =
+        kind === 'vector'
+          ? await table.search({ vector: { column: 'vector', query: warm ? w.vectorWarmup[i] : w.vectorQueries[qi] }, k: K })
+          : await table.search({ text: { column: 'body', query: warm ? w.textWarmup[i] : w.textQueries[qi] }, k: K });
+      const qm = performance.now() - t;
+      if (!warm) {
+        putMs.push(pm);
+        queryMs.push(qm);
+        got.push(idsOf(r));
+      }
+    }
+    let recall: number | undefined;
+    if (kind === 'vector') {
+      // Replay the puts on the in-memory live rows; exact answer at each query.
+      let sum = 0;
+      for (let i = 0; i < total; i++) {
+        w.live.apply(puts[i]);
+        if (i < WARMUP) continue;
+        const truth = w.live.exactTopK(w.vectorQueries[i - WARMUP], K, FILTER_MIN_YEAR).all;
+        sum += recallOf(got[i - WARMUP], truth);
+      }
+      recall = sum / QUERIES;
+    } else {
+      for (const p of puts) w.live.apply(p);
+    }
+    const query = latencyOf(queryMs);
+    out.push({
+      name: `${kind === 'vector' ? 'vector' : 'BM25'} top-${K}, ${PUT_ROWS}-row put before each`,
+      kind,
+      query,
+      put: latencyOf(putMs),
+      recall,
+      addsP50Ms: query.p50 - (kind === 'vector' ? vectorP50 : textP50),
+    });
+  }
+  return out;
+}
+
+// ---- peer ------------------------------------------------------------------------------------
+
+function peerInstalled(): boolean {
+  return existsSync(path.join(PEERS_DIR, 'node_modules', '@lancedb', 'lancedb'));
+}
+
+async function runPeer(w: Workload, dir: string): Promise<LanceDbSearchResult> {
+  const schema = searchSchema(DIM);
+  const batches = (rows: Rows): RecordBatch[] => {
+    const out: RecordBatch[] = [];
+    for (let s = 0; s < rows.ids.length; s += 50_000) out.push(rowsBatch(schema, rows, s, Math.min(rows.ids.length, s + 50_000)));
+    return out;
+  };
+  const basePath = path.join(dir, 'base.arrow');
+  const upsertPath = path.join(dir, 'upserts.arrow');
+  const queryPath = path.join(dir, 'queries.json');
+  await writeFile(basePath, tableToIPC(new ArrowTable(batches(w.base)), 'file'));
+  await writeFile(upsertPath, tableToIPC(new ArrowTable(batches(w.upserts)), 'file'));
+  await writeFile(
+    queryPath,
+    JSON.stringify({
+      k: K,
+      filter: FILTER,
+      partitions: 256,
+      subVectors: 16,
+      refine: 40,
+      vectorWarmup: w.vectorWarmup.map((q) => Array.from(q)),
+      vectors: w.vectorQueries.map((q) => Array.from(q)),
+      textWarmup: w.textWarmup,
+      texts: w.textQueries,
+    }),
+  );
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import=tsx', path.join(PEERS_DIR, 'lancedb-search.ts'), basePath, upsertPath, queryPath], {
+      cwd: path.join(HERE, '..'),
+      env: { ...process.env, BENCH_DIR: dir, LANCE_CPU_THREADS: LANCE_CPU_THREADS },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, PEER_TIMEOUT_S * 1000);
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      if (timedOut) return reject(new Error(`lancedb-search did not finish within ${PEER_TIMEOUT_S} s (killed)`));
+      if (code !== 0) return reject(new Error(`lancedb-search exited with ${code}`));
+      try {
+        resolve(JSON.parse(out.trim().split('\n').pop()!) as LanceDbSearchResult);
+      } catch (e) {
+        reject(e);
+      }
+    });
+  });
+}
+
+/** Runs the LanceDB peer on the workload and records it (or its failure) in `result`. */
+async function peerFor(result: SizeResult, w: Workload): Promise<void> {
+  const parent = process.env.BENCH_DIR ?? os.tmpdir();
+  const peerDir = await mkdtemp(path.join(parent, 'lancedb-search-'));
+  try {
+    log(`LanceDB peer at ${w.n} rows (LANCE_CPU_THREADS=${LANCE_CPU_THREADS})`);
+    const r = await runPeer(w, peerDir);
+    const avg = (ids: number[][], which: 'all' | 'filtered') => ids.reduce((s, x, i) => s + recallOf(x, w.truth[i][which]), 0) / Math.max(1, ids.length);
+    const recall = (ids: LanceDbSearchResult['ids']): PeerRecall => ({
+      vector: avg(ids.vector, 'all'),
+      vectorFiltered: avg(ids.vectorFiltered, 'filtered'),
+      vectorRefine: avg(ids.vectorRefine, 'all'),
+      vectorFilteredRefine: avg(ids.vectorFilteredRefine, 'filtered'),
+    });
+    result.lancedb = { ...r, recall: recall(r.ids), recallAfterOptimize: recall(r.afterOptimize.ids) };
+    delete result.lancedbError;
+    const l = result.lancedb;
+    log(
+      `LanceDB ${w.n} rows: vector p50 ${f(r.cases.vector.p50, 3)} ms recall ${f(l.recall.vector, 4)} (refine ${r.refineFactor}: ${f(r.cases.vectorRefine.p50, 3)} ms, ${f(l.recall.vectorRefine, 4)}); ` +
+        `filtered p50 ${f(r.cases.vectorFiltered.p50, 3)} ms recall ${f(l.recall.vectorFiltered, 4)}; FTS p50 ${f(r.cases.text.p50, 3)} ms; after optimize(): FTS p50 ${f(r.afterOptimize.cases.text.p50, 3)} ms`,
+    );
+  } catch (e) {
+    result.lancedbError = (e as Error).message;
+    log(`LanceDB peer failed at ${w.n} rows: ${result.lancedbError}`);
+  } finally {
+    await rm(peerDir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * PEER_ONLY=1: re-runs only the LanceDB peer for the sizes of the existing search.json (same
+ * seeded data, queries and ground truth) and rewrites the results with the Quiver figures kept.
+ */
+let peerRerun: { at: string; loadavgAtStart: number[] } | undefined;
+
+async function peerOnly(): Promise<void> {
+  const prev = JSON.parse(await readFile(path.join(RESULTS_DIR, 'search.json'), 'utf8')) as { startedAt: string; machine: { loadavgAtStart: number[] }; sizes: SizeResult[]; writeCases?: WriteCases };
+  peerRerun = { at: new Date().toISOString(), loadavgAtStart: os.loadavg() };
+  for (const result of prev.sizes) if (SIZES.includes(result.rows)) delete result.lancedb;
+  for (const result of prev.sizes) {
+    if (!SIZES.includes(result.rows)) continue;
+    await peerFor(result, makeWorkload(result.rows));
+    await writeResults(prev.startedAt, prev.machine.loadavgAtStart, prev.sizes, prev.writeCases, true, true);
+  }
+}
+
+// ---- cases 7 and 8 -----------------------------------------------------------------------------
+
+interface WriteCases {
+  flush: { rows: number; createIndexMs: Record<string, number>; flushMs: number; flushStall: ReturnType<StallProbe['stop']> };
+  createIndexStall: { rows: number; ms: number; stall: ReturnType<StallProbe['stop']> };
+  ingest: { rows: number; batch: number; inflight: number; ms: number; rowsPerSec: number; stall: ReturnType<StallProbe['stop']>; generationsFlushed: number; putMs: Latency }[];
+}
+
+async function writeCases(root: string): Promise<WriteCases> {
+  const gen: RowGenerator = { vocab: new ZipfVocabulary(VOCAB, 1.0, 11), model: new ClusterModel(CLUSTER_PARAMS), minWords: 8, maxWords: 40 };
+  const schema = searchSchema(DIM);
+  const db = await connect(path.join(root, 'write-cases'), { fsync: FSYNC, generationCacheBytes: 16 * GiB });
+  try {
+    // 7. flush() of FLUSH_ROWS indexed rows.
+    const rows7 = makeRows(gen, new Rng(7000), Int32Array.from({ length: FLUSH_ROWS }, (_, i) => i));
+    const t7 = await db.createTable('flush_case', schema, { primaryKey: 'id', writer: BUILD_WRITER });
+    await putRange(t7, rows7, 0, FLUSH_ROWS, BUILD_PUT_ROWS, BUILD_INFLIGHT);
+    const createIndexMs: Record<string, number> = {};
+    for (const [column, type] of [['vector', 'ivf_pq'], ['body', 'fts'], ['year', 'scalar']] as const) {
+      const t = performance.now();
+      await t7.createIndex(column, { type });
+      createIndexMs[column] = performance.now() - t;
+    }
+    const probe7 = new StallProbe();
+    probe7.start();
+    let t = performance.now();
+    await t7.flush();
+    const flushMs = performance.now() - t;
+    const flushStall = probe7.stop();
+    log(`flush() of ${FLUSH_ROWS} indexed rows: ${flushMs.toFixed(0)} ms (longest event-loop stall ${flushStall.maxGapMs.toFixed(0)} ms)`);
+    await t7.close();
+
+    // 8a. Event-loop stall during createIndex ivf_pq on STALL_ROWS rows.
+    const rows8 = makeRows(gen, new Rng(8000), Int32Array.from({ length: STALL_ROWS + 2 * INGEST_ROWS }, (_, i) => i));
+    const t8 = await db.createTable('ingest_case', schema, { primaryKey: 'id', writer: BUILD_WRITER });
+    await putRange(t8, rows8, 0, STALL_ROWS, BUILD_PUT_ROWS, BUILD_INFLIGHT);
+    const probe = new StallProbe();
+    probe.start();
+    t = performance.now();
+    await t8.createIndex('vector', { type: 'ivf_pq' });
+    const ciMs = performance.now() - t;
+    const ciStall = probe.stop();
+    log(`createIndex ivf_pq on ${STALL_ROWS} rows: ${ciMs.toFixed(0)} ms, longest event-loop stall ${ciStall.maxGapMs.toFixed(0)} ms`);
+    await t8.createIndex('body', { type: 'fts' });
+    await t8.createIndex('year', { type: 'scalar' });
+    await t8.flush();
+    await t8.close();
+
+    // 8b. Ingest into an indexed table (model trained) with the default writer settings: the
+    // build settings stored with the table are overridden by the connection's.
+    const ingest: WriteCases['ingest'] = [];
+    const db3 = await connect(path.join(root, 'write-cases'), { fsync: FSYNC, generationCacheBytes: 16 * GiB, writer: { ...DEFAULT_WRITER_CONFIG } });
+    try {
+      const ti = await db3.openTable('ingest_case');
+      let next = STALL_ROWS;
+      for (const inflight of [1, INGEST_INFLIGHT]) {
+        const before = Object.values(await ti.writerStats()).reduce((n, s) => n + s.generationsFlushed, 0);
+        const putMs: number[] = [];
+        const pending = new Set<Promise<void>>();
+        const p8 = new StallProbe();
+        p8.start();
+        const t0 = performance.now();
+        for (let s = next; s < next + INGEST_ROWS; s += INGEST_BATCH) {
+          const batch = rowsBatch(schema, rows8, s, Math.min(next + INGEST_ROWS, s + INGEST_BATCH));
+          const ts = performance.now();
+          const p: Promise<void> = ti.put(batch).then(() => {
+            putMs.push(performance.now() - ts);
+            pending.delete(p);
+          });
+          pending.add(p);
+          if (pending.size >= inflight) await Promise.race(pending);
+        }
+        await Promise.all(pending);
+        const ms = performance.now() - t0;
+        const stall = p8.stop();
+        const after = Object.values(await ti.writerStats()).reduce((n, s) => n + s.generationsFlushed, 0);
+        next += INGEST_ROWS;
+        ingest.push({ rows: INGEST_ROWS, batch: INGEST_BATCH, inflight, ms, rowsPerSec: INGEST_ROWS / (ms / 1000), stall, generationsFlushed: after - before, putMs: latencyOf(putMs) });
+        log(`ingest ${INGEST_ROWS} rows in ${INGEST_BATCH}-row puts, ${inflight} in flight: ${(INGEST_ROWS / (ms / 1000)).toFixed(0)} rows/s, longest stall ${stall.maxGapMs.toFixed(0)} ms, ${after - before} generations flushed meanwhile`);
+      }
+      await ti.close();
+    } finally {
+      await db3.close();
+    }
+    return { flush: { rows: FLUSH_ROWS, createIndexMs, flushMs, flushStall }, createIndexStall: { rows: STALL_ROWS, ms: ciMs, stall: ciStall }, ingest };
+  } finally {
+    await db.close();
+  }
+}
+
+// ---- main ------------------------------------------------------------------------------------
+
+interface PeerRecall {
+  vector: number;
+  vectorFiltered: number;
+  vectorRefine: number;
+  vectorFilteredRefine: number;
+}
+
+interface SizeResult {
+  rows: number;
+  filteredFraction: number;
+  loadavgAtStart: number[];
+  build: BuildReport;
+  cases: SearchCase[];
+  putBetween: PutCase[];
+  oneGeneration?: { build: BuildReport; cases: SearchCase[]; agreementWithTen: { vector: number; text: number; textScoresEqual: number } };
+  lancedb?: LanceDbSearchResult & { recall: PeerRecall; recallAfterOptimize: PeerRecall };
+  lancedbError?: string;
+}
+
+async function main(): Promise<void> {
+  const startedAt = new Date().toISOString();
+  const loadStart = os.loadavg();
+  const parent = process.env.BENCH_DIR ?? os.tmpdir();
+  const root = await mkdtemp(path.join(parent, 'quiver-search-'));
+  const usePeer = PEERS.includes('lancedb') && peerInstalled();
+  if (PEERS.includes('lancedb') && !usePeer) log('LanceDB peer skipped: bench/peers is not installed (npm --prefix bench/peers ci)');
+  log(`sizes ${SIZES.join(', ')}; ${QUERIES} queries after ${WARMUP} warm-up; fsync ${FSYNC ? 'on' : 'off'}; directory ${root}`);
+  const sizes: SizeResult[] = [];
+  let writes: WriteCases | undefined;
+  try {
+    for (const n of SIZES) {
+      const loadavgAtStart = os.loadavg();
+      const w = makeWorkload(n);
+      const db = await connect(path.join(root, `n${n}`), { fsync: FSYNC, generationCacheBytes: 16 * GiB });
+      let result: SizeResult;
+      try {
+        const { table, build } = await buildTable(db, 'docs', w, GENERATIONS);
+        const label = `${n} rows, ${build.generations} gen`;
+        const v = await vectorCase(table, w, false, label);
+        Object.assign(build, ivfModel(table));
+        const vf = await vectorCase(table, w, true, label);
+        const tx = await textCase(table, w, false, label);
+        const txf = await textCase(table, w, true, label);
+        const cases = [v.c, vf.c, tx.c, txf.c];
+        for (const c of cases) log(`${n} rows, ten generations: ${c.name}: p50 ${f(c.latency.p50, 3)} ms, p99 ${f(c.latency.p99, 3)} ms${c.recall !== undefined ? `, recall@10 ${f(c.recall, 4)}` : ''}, hits ${f(c.meanHits, 1)}`);
+        result = { rows: n, filteredFraction: w.filteredFraction, loadavgAtStart, build, cases, putBetween: [] };
+        if (ONE_GEN && n === LARGEST) {
+          const one = await buildTable(db, 'docs_one_gen', w, 1);
+          const label1 = `${n} rows, 1 gen`;
+          const ov = await vectorCase(one.table, w, false, label1);
+          Object.assign(one.build, ivfModel(one.table));
+          const ovf = await vectorCase(one.table, w, true, label1);
+          const ot = await textCase(one.table, w, false, label1);
+          const otf = await textCase(one.table, w, true, label1);
+          const agree = (a: number[][], b: number[][]) => a.reduce((s, x, i) => s + recallOf(x, b[i]), 0) / a.length;
+          result.oneGeneration = { build: one.build, cases: [ov.c, ovf.c, ot.c, otf.c], agreementWithTen: { vector: agree(ov.ids, v.ids), text: agree(ot.ids, tx.ids), textScoresEqual: sameScores(ot.scores, tx.scores) } };
+          for (const c of result.oneGeneration.cases) log(`${n} rows, one generation: ${c.name}: p50 ${f(c.latency.p50, 3)} ms, p99 ${f(c.latency.p99, 3)} ms${c.recall !== undefined ? `, recall@10 ${f(c.recall, 4)}` : ''}`);
+          await one.table.close();
+        }
+        result.putBetween = await putBetweenCases(table, w, v.c.latency.p50, tx.c.latency.p50);
+        for (const c of result.putBetween) log(`${n} rows: ${c.name}: query p50 ${f(c.query.p50, 3)} ms (+${f(c.addsP50Ms, 3)}), put p50 ${f(c.put.p50, 2)} ms${c.recall !== undefined ? `, recall@10 ${f(c.recall, 4)}` : ''}`);
+      } finally {
+        await db.close();
+        await rm(path.join(root, `n${n}`), { recursive: true, force: true });
+      }
+      if (usePeer) await peerFor(result, w);
+      sizes.push(result);
+      await writeResults(startedAt, loadStart, sizes, writes, usePeer, false);
+    }
+    if (CASES78) writes = await writeCases(root);
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+  await writeResults(startedAt, loadStart, sizes, writes, usePeer, true);
+}
+
+// ---- report ----------------------------------------------------------------------------------
+
+async function writeResults(startedAt: string, loadStart: number[], sizes: SizeResult[], writes: WriteCases | undefined, peer: boolean, final: boolean): Promise<void> {
+  const cpus = os.cpus();
+  const machine = { code: CODE, cpus: cpus.length, model: cpus[0]?.model ?? '', node: process.version, platform: `${os.platform()} ${os.release()}`, memGb: +(os.totalmem() / 1e9).toFixed(1), loadavgAtStart: loadStart, loadavgAtEnd: os.loadavg() };
+  const settings = {
+    sizes: SIZES,
+    queries: QUERIES,
+    warmup: WARMUP,
+    k: K,
+    dim: DIM,
+    clusters: CLUSTERS,
+    vocab: VOCAB,
+    bodyWords: '8-40',
+    generations: GENERATIONS,
+    upsertFraction: UPSERT_FRACTION,
+    putRowsBetweenQueries: PUT_ROWS,
+    filter: FILTER,
+    buildPutRows: BUILD_PUT_ROWS,
+    buildInflight: BUILD_INFLIGHT,
+    buildWriter: BUILD_WRITER,
+    generationCacheBytes: 16 * GiB,
+    fsync: FSYNC,
+    searchDefaults: { nprobes: 20, refine: 40 },
+    bennyMaxTimeS: BENNY_TIME,
+  };
+  const goals = evaluateGoals(sizes, writes);
+  const out = { generatedAt: new Date().toISOString(), startedAt, complete: final, peerRerun, machine, settings, goals: GOALS, verdicts: goals, sizes, writeCases: writes };
+  await mkdir(RESULTS_DIR, { recursive: true });
+  await writeFile(path.join(RESULTS_DIR, 'search.json'), JSON.stringify(out, null, 2) + '\n');
+  const md = markdown(out.generatedAt, machine, sizes, writes, goals, peer, final);
+  await writeFile(path.join(RESULTS_DIR, 'search.md'), md);
+  if (final) {
+    console.log('\n' + md);
+    console.log(`wrote ${path.join(RESULTS_DIR, 'search.json')} and search.md`);
+  }
+}
+
+interface Verdict {
+  goal: string;
+  measured: string;
+  ok: boolean;
+}
+
+function evaluateGoals(sizes: SizeResult[], writes: WriteCases | undefined): Verdict[] {
+  const v: Verdict[] = [];
+  const largest = sizes.find((s) => s.rows === LARGEST) ?? sizes[sizes.length - 1];
+  if (largest) {
+    const at = `${largest.rows.toLocaleString('en-US')} rows`;
+    for (const c of largest.cases) {
+      if (c.kind === 'vector') {
+        v.push({ goal: `${c.name}: p50 ≤ ${GOALS.vectorP50Ms} ms at recall@10 ≥ ${GOALS.recallAt10} (${at})`, measured: `p50 ${f(c.latency.p50, 2)} ms, recall ${f(c.recall!, 3)}`, ok: c.latency.p50 <= GOALS.vectorP50Ms && c.recall! >= GOALS.recallAt10 });
+      } else {
+        v.push({ goal: `${c.name}: p50 ≤ ${GOALS.bm25P50Ms} ms (${at})`, measured: `p50 ${f(c.latency.p50, 2)} ms`, ok: c.latency.p50 <= GOALS.bm25P50Ms });
+      }
+    }
+    for (const c of largest.putBetween) {
+      v.push({ goal: `${c.name}: adds ≤ ${GOALS.putAddsMs} ms (${at})`, measured: `+${f(c.addsP50Ms, 2)} ms (p50 ${f(c.query.p50, 2)} ms)`, ok: c.addsP50Ms <= GOALS.putAddsMs });
+    }
+    if (largest.oneGeneration) {
+      for (const kind of ['vector', 'text'] as const) {
+        const ten = largest.cases.find((c) => c.kind === kind && !c.filter)!;
+        const one = largest.oneGeneration.cases.find((c) => c.kind === kind && !c.filter)!;
+        const ratio = ten.latency.p50 / one.latency.p50;
+        v.push({ goal: `${kind === 'vector' ? 'vector' : 'BM25'}: ten generations within ${GOALS.tenVsOne}× of one (p50, ${at})`, measured: `${f(ten.latency.p50, 2)} / ${f(one.latency.p50, 2)} ms = ${f(ratio, 2)}×`, ok: ratio <= GOALS.tenVsOne });
+      }
+    }
+  }
+  if (writes) {
+    v.push({ goal: `flush() of ${writes.flush.rows.toLocaleString('en-US')} indexed rows ≤ ${GOALS.flush200kMs / 1000} s`, measured: `${f(writes.flush.flushMs / 1000, 2)} s`, ok: writes.flush.flushMs <= GOALS.flush200kMs });
+    for (const i of writes.ingest) {
+      v.push({ goal: `ingest ≥ ${GOALS.ingestRowsPerSec.toLocaleString('en-US')} rows/s (${i.batch}-row puts, ${i.inflight} in flight)`, measured: `${Math.round(i.rowsPerSec).toLocaleString('en-US')} rows/s`, ok: i.rowsPerSec >= GOALS.ingestRowsPerSec });
+      v.push({ goal: `longest event-loop stall < ${GOALS.stallMs} ms during ingest (${i.inflight} in flight)`, measured: `${f(i.stall.maxGapMs, 1)} ms`, ok: i.stall.maxGapMs < GOALS.stallMs });
+    }
+    v.push({ goal: `longest event-loop stall < ${GOALS.stallMs} ms during createIndex ivf_pq (${writes.createIndexStall.rows.toLocaleString('en-US')} rows)`, measured: `${f(writes.createIndexStall.stall.maxGapMs, 0)} ms`, ok: writes.createIndexStall.stall.maxGapMs < GOALS.stallMs });
+  }
+  return v;
+}
+
+function markdown(generatedAt: string, machine: { code: { commit: string; uncommitted: string[] }; cpus: number; model: string; node: string; memGb: number; loadavgAtStart: number[]; loadavgAtEnd: number[] }, sizes: SizeResult[], writes: WriteCases | undefined, verdicts: Verdict[], peer: boolean, final: boolean): string {
+  const L: string[] = [];
+  const la = (a: number[]) => a.map((x) => x.toFixed(2)).join(' / ');
+  L.push('# Search benchmark (table level)');
+  L.push('');
+  L.push(`\`npm run bench:search\`, ${generatedAt}${final ? '' : ' (partial: run still in progress)'}: ${machine.cpus} × ${machine.model}, Node ${machine.node}, ${machine.memGb} GB RAM; load average (1/5/15 min) ${la(machine.loadavgAtStart)} at start, ${la(machine.loadavgAtEnd)} at end. Code: commit ${machine.code.commit}${machine.code.uncommitted.length ? ` plus uncommitted changes to ${machine.code.uncommitted.join(', ')}` : ''}.`);
+  L.push('');
+  L.push(
+    `Rows: id Int64 (PK), year Int32 (2000–2024), body Utf8 (8–40 words, Zipf vocabulary of ${VOCAB.toLocaleString('en-US')}), vector FLOAT4[${DIM}] (${CLUSTERS} Gaussian clusters of uneven size). ` +
+      `Built through the public API on a local temp directory (fsync ${FSYNC ? 'on' : 'off'}): rows in ${GENERATIONS} flushed generations (\`flush()\` after each tenth; indexes created after the first tenth, so the IVF-PQ model is trained on it), ` +
+      `then ${UPSERT_FRACTION * 100} % of the keys upserted again (new year, body, vector) and left in the active MemTable. ` +
+      `\`table.search\` one query at a time, awaited, all columns returned, k = ${K}, default nprobes 20 / refine 40; ${QUERIES} queries after ${WARMUP} warm-up. ` +
+      `Filter \`${FILTER}\`. Query vectors are fresh draws from the cluster model (not data rows); recall@10 is against an exact brute-force top-10 over the live rows. ` +
+      `Generation cache 16 GiB (the default 512 MiB would not hold the 1M-row table).`,
+  );
+  L.push('');
+  L.push('## Latency by size (ten generations + MemTable)');
+  L.push('');
+  L.push('| rows | case | p50 ms | p90 ms | p99 ms | recall@10 | hits | benny ops/s | goal |');
+  L.push('| --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+  for (const s of sizes) {
+    for (const c of s.cases) {
+      const goal = c.kind === 'vector' ? `p50 ≤ ${GOALS.vectorP50Ms}, recall ≥ ${GOALS.recallAt10}: ${met(c.latency.p50 <= GOALS.vectorP50Ms && c.recall! >= GOALS.recallAt10)}` : `p50 ≤ ${GOALS.bm25P50Ms}: ${met(c.latency.p50 <= GOALS.bm25P50Ms)}`;
+      L.push(`| ${s.rows.toLocaleString('en-US')} | ${c.name} | ${f(c.latency.p50, 3)} | ${f(c.latency.p90, 3)} | ${f(c.latency.p99, 3)} | ${c.recall !== undefined ? f(c.recall, 4) : '—'} | ${f(c.meanHits, 1)} | ${c.benny ? `${f(c.benny.ops, 1)} ±${f(c.benny.margin, 0)}%` : '—'} | ${goal} |`);
+    }
+  }
+  L.push('');
+  L.push('## Put between queries');
+  L.push('');
+  L.push(`Before each query, one awaited \`put\` of ${PUT_ROWS} rows (upserts of random keys with new values, fsync ${FSYNC ? 'on' : 'off'}); the query alone is timed; *adds* = its p50 minus the p50 without puts (same table).`);
+  L.push('');
+  L.push('| rows | case | query p50 ms | query p99 ms | adds (p50) ms | put p50 ms | recall@10 | goal (adds ≤ 0.2 ms) |');
+  L.push('| --- | --- | --- | --- | --- | --- | --- | --- |');
+  for (const s of sizes) {
+    for (const c of s.putBetween) {
+      L.push(`| ${s.rows.toLocaleString('en-US')} | ${c.name} | ${f(c.query.p50, 3)} | ${f(c.query.p99, 3)} | ${f(c.addsP50Ms, 3)} | ${f(c.put.p50, 2)} | ${c.recall !== undefined ? f(c.recall, 4) : '—'} | ${met(c.addsP50Ms <= GOALS.putAddsMs)} |`);
+    }
+  }
+  const largest = sizes.find((s) => s.oneGeneration);
+  if (largest?.oneGeneration) {
+    const og = largest.oneGeneration;
+    L.push('');
+    L.push(`## Ten generations vs one (${largest.rows.toLocaleString('en-US')} rows)`);
+    L.push('');
+    L.push(`Same rows, same training tenth, same ${UPSERT_FRACTION * 100} % upserts in the MemTable; one \`flush()\` instead of ten. Top-10 id agreement between the two tables: vector ${f(og.agreementWithTen.vector, 3)}, BM25 ${f(og.agreementWithTen.text, 3)}; BM25 queries whose ten scores are equal in both (to 1e-5, so id differences are ties at the cut): ${f(og.agreementWithTen.textScoresEqual * 100, 1)} %.`);
+    L.push('');
+    L.push('| case | ten gen p50 ms | one gen p50 ms | ratio | ten gen p99 | one gen p99 | recall ten / one | goal (≤ 1.5×) |');
+    L.push('| --- | --- | --- | --- | --- | --- | --- | --- |');
+    for (const one of og.cases) {
+      const ten = largest.cases.find((c) => c.name === one.name)!;
+      const ratio = ten.latency.p50 / one.latency.p50;
+      L.push(`| ${one.name} | ${f(ten.latency.p50, 3)} | ${f(one.latency.p50, 3)} | ${f(ratio, 2)}× | ${f(ten.latency.p99, 3)} | ${f(one.latency.p99, 3)} | ${one.recall !== undefined ? `${f(ten.recall!, 4)} / ${f(one.recall, 4)}` : '—'} | ${met(ratio <= GOALS.tenVsOne)} |`);
+    }
+  }
+  if (peer || sizes.some((s) => s.lancedb || s.lancedbError)) {
+    L.push('');
+    L.push('## Beside LanceDB 0.31.0 (same rows, same upserts, same queries)');
+    L.push('');
+    if (peerRerun) L.push(`The LanceDB figures come from a separate run of the peer alone (PEER_ONLY=1) at ${peerRerun.at}, load average ${la(peerRerun.loadavgAtStart)} at its start, on the same seeded rows and queries.`, '');
+    L.push('LanceDB in a child process (bench/peers/lancedb-search.ts): base rows added, IVF-PQ (256 partitions, 16 sub-vectors, L2), FTS on body and btree on year created, then the same upserts by `mergeInsert(\"id\")`: first queried as they are (the upserted rows unindexed, searched flat by LanceDB, as Quiver keeps them in its MemTable), then again after `table.optimize()` (compaction and indexing of the new rows, which LanceDB users run periodically); LanceDB\'s default nprobes 20 and no refine, and again with refine 40 (Quiver\'s default); prefilter. Quiver (Quiver\'s defaults: nprobes 20, refine 40) runs on one JS thread; LanceDB uses its own thread pool, LANCE_CPU_THREADS=' + LANCE_CPU_THREADS + ' (its default here would be 1 thread, on which its FTS index build deadlocks from ~100k rows: lancedb/lancedb#3568).');
+    L.push('');
+    L.push('| rows | case | Quiver p50 ms | Quiver p99 ms | Quiver recall | LanceDB query | LanceDB p50 ms | p99 ms | recall | LanceDB after optimize() p50 ms | p99 ms | recall |');
+    L.push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+    for (const s of sizes) {
+      if (s.lancedbError) {
+        L.push(`| ${s.rows.toLocaleString('en-US')} | LanceDB failed: ${s.lancedbError} | | | | | | | | | | |`);
+        continue;
+      }
+      if (!s.lancedb) continue;
+      const lc = s.lancedb.cases;
+      // Results written before the optimize() cases existed lack them.
+      const oc = s.lancedb.afterOptimize?.cases ?? {};
+      const r = s.lancedb.recall;
+      const o = s.lancedb.recallAfterOptimize ?? {};
+      const rf = s.lancedb.refineFactor;
+      const rows: [SearchCase, string, Latency, number | undefined, Latency | undefined, number | undefined][] = [
+        [s.cases[0], 'nprobes 20, no refine (default)', lc.vector, r.vector, oc.vector, o.vector],
+        [s.cases[0], `nprobes 20, refine ${rf}`, lc.vectorRefine, r.vectorRefine, oc.vectorRefine, o.vectorRefine],
+        [s.cases[1], 'nprobes 20, no refine (default)', lc.vectorFiltered, r.vectorFiltered, oc.vectorFiltered, o.vectorFiltered],
+        [s.cases[1], `nprobes 20, refine ${rf}`, lc.vectorFilteredRefine, r.vectorFilteredRefine, oc.vectorFilteredRefine, o.vectorFilteredRefine],
+        [s.cases[2], 'FTS', lc.text, undefined, oc.text, undefined],
+        [s.cases[3], 'FTS', lc.textFiltered, undefined, oc.textFiltered, undefined],
+      ];
+      for (const [c, how, l, lr, ol, orc] of rows) {
+        const rc = (x: number | undefined) => (x !== undefined ? f(x, 4) : '—');
+        L.push(`| ${s.rows.toLocaleString('en-US')} | ${c.name} | ${f(c.latency.p50, 3)} | ${f(c.latency.p99, 3)} | ${rc(c.recall)} | ${how} | ${f(l.p50, 3)} | ${f(l.p99, 3)} | ${rc(lr)} | ${f(ol?.p50 ?? NaN, 3)} | ${f(ol?.p99 ?? NaN, 3)} | ${rc(orc)} |`);
+      }
+      const b = s.lancedb.build;
+      L.push(`| ${s.rows.toLocaleString('en-US')} | LanceDB build: add ${f(b.addMs / 1000, 1)} s, IVF-PQ ${f(b.vectorIndexMs / 1000, 1)} s, FTS ${f(b.ftsIndexMs / 1000, 1)} s, btree ${f(b.btreeIndexMs / 1000, 1)} s, upserts ${f(b.upsertMs / 1000, 1)} s, optimize() ${f((s.lancedb.afterOptimize?.optimizeMs ?? NaN) / 1000, 1)} s | | | | | | | | | | |`);
+    }
+  }
+  L.push('');
+  L.push('## Build');
+  L.push('');
+  L.push('| table | rows | generations (+ MemTable rows) | puts s | createIndex vector / body / year s | flushes s (sum) | upserts s | total s | IVF-PQ model |');
+  L.push('| --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+  const buildRow = (name: string, rows: number, b: BuildReport) =>
+    `| ${name} | ${rows.toLocaleString('en-US')} | ${b.generations} (+${b.memtableRows.toLocaleString('en-US')}) | ${f(b.putMs / 1000, 1)} | ${['vector', 'body', 'year'].map((c) => f((b.createIndexMs[c] ?? NaN) / 1000, 1)).join(' / ')} | ${f(b.flushMs.reduce((a, x) => a + x, 0) / 1000, 1)} | ${f(b.upsertMs / 1000, 1)} | ${f(b.totalMs / 1000, 1)} | ${b.partitions ?? '?'} partitions × ${b.subVectors ?? '?'} sub-vectors, trained by ${b.trainedAtCreateIndex ? 'createIndex (first tenth)' : 'the first search (first tenth < 2 048 rows)'} |`;
+  for (const s of sizes) {
+    L.push(buildRow('ten generations', s.rows, s.build));
+    if (s.oneGeneration) L.push(buildRow('one generation', s.rows, s.oneGeneration.build));
+  }
+  if (writes) {
+    L.push('');
+    L.push('## Flush, ingest, event-loop stalls');
+    L.push('');
+    L.push('| case | result | longest event-loop stall (1 ms probe / monitorEventLoopDelay max) |');
+    L.push('| --- | --- | --- |');
+    const st = (s: { maxGapMs: number; eldMaxMs: number }) => `${f(s.maxGapMs, 1)} ms / ${f(s.eldMaxMs, 1)} ms`;
+    L.push(`| \`flush()\` of ${writes.flush.rows.toLocaleString('en-US')} indexed rows (fresh table; createIndex vector ${f(writes.flush.createIndexMs.vector / 1000, 1)} s, body ${f(writes.flush.createIndexMs.body / 1000, 1)} s, year ${f(writes.flush.createIndexMs.year / 1000, 1)} s before it) | ${f(writes.flush.flushMs / 1000, 2)} s | ${st(writes.flush.flushStall)} |`);
+    L.push(`| \`createIndex('vector', { type: 'ivf_pq' })\` on ${writes.createIndexStall.rows.toLocaleString('en-US')} rows | ${f(writes.createIndexStall.ms / 1000, 2)} s | ${st(writes.createIndexStall.stall)} |`);
+    for (const i of writes.ingest) {
+      L.push(`| ingest ${i.rows.toLocaleString('en-US')} rows, ${i.batch}-row puts, ${i.inflight} in flight (IVF-PQ + FTS + scalar maintained, default writer settings; ${i.generationsFlushed} generation(s) flushed meanwhile) | ${Math.round(i.rowsPerSec).toLocaleString('en-US')} rows/s (put p50 ${f(i.putMs.p50, 1)} ms, p99 ${f(i.putMs.p99, 1)} ms) | ${st(i.stall)} |`);
+    }
+  }
+  L.push('');
+  L.push('## Goals (issue 7)');
+  L.push('');
+  L.push('| goal | measured | verdict |');
+  L.push('| --- | --- | --- |');
+  for (const v of verdicts) L.push(`| ${v.goal} | ${v.measured} | ${met(v.ok)} |`);
+  L.push('');
+  return L.join('\n');
+}
+
+if (envNumber('PEER_ONLY', 0) > 0) await peerOnly();
+else await main();
