@@ -56,7 +56,8 @@
  * BENNY_TIME=2 (0 skips benny) ONE_GEN=1 FSYNC=1 PEERS=lancedb|none FLUSH_ROWS=200000
  * INGEST_ROWS=100000 INGEST_BATCH=1000 INGEST_INFLIGHT=8 STALL_ROWS=100000 CASES78=1 (0 skips 7 and 8)
  * BENCH_DIR (parent of the temp directories) PEER_TIMEOUT_S=3600 PEER_ONLY=1 (re-run only the peer
- * for the sizes in the existing search.json, keeping its Quiver figures).
+ * for the sizes in the existing search.json, keeping its Quiver figures) REPORT_ONLY=1 (rewrite
+ * search.md from search.json).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -155,7 +156,7 @@ function codeVersion(): { commit: string; uncommitted: string[] } {
   const status = git('status', '--porcelain', '--', 'src', 'exec', 'planner').stdout ?? '';
   return { commit, uncommitted: status.split('\n').map((l) => l.slice(3).trim()).filter(Boolean) };
 }
-const CODE = codeVersion();
+let CODE = codeVersion();
 
 interface Latency {
   n: number;
@@ -574,6 +575,8 @@ async function peerFor(result: SizeResult, w: Workload): Promise<void> {
   const peerDir = await mkdtemp(path.join(parent, 'lancedb-search-'));
   try {
     log(`LanceDB peer at ${w.n} rows (LANCE_CPU_THREADS=${LANCE_CPU_THREADS})`);
+    const runAt = new Date().toISOString();
+    const loadavgAtStart = os.loadavg();
     const r = await runPeer(w, peerDir);
     const avg = (ids: number[][], which: 'all' | 'filtered') => ids.reduce((s, x, i) => s + recallOf(x, w.truth[i][which]), 0) / Math.max(1, ids.length);
     const recall = (ids: LanceDbSearchResult['ids']): PeerRecall => ({
@@ -582,7 +585,9 @@ async function peerFor(result: SizeResult, w: Workload): Promise<void> {
       vectorRefine: avg(ids.vectorRefine, 'all'),
       vectorFilteredRefine: avg(ids.vectorFilteredRefine, 'filtered'),
     });
-    result.lancedb = { ...r, recall: recall(r.ids), recallAfterOptimize: recall(r.afterOptimize.ids) };
+    const { ids, afterOptimize, ...rest } = r;
+    const { ids: idsAfter, ...after } = afterOptimize;
+    result.lancedb = { ...rest, afterOptimize: after, recall: recall(ids), recallAfterOptimize: recall(idsAfter), runAt, loadavgAtStart };
     delete result.lancedbError;
     const l = result.lancedb;
     log(
@@ -603,8 +608,35 @@ async function peerFor(result: SizeResult, w: Workload): Promise<void> {
  */
 let peerRerun: { at: string; loadavgAtStart: number[] } | undefined;
 
+/** Peer-only and report-only runs keep the measured run's end time and load. */
+let measuredRun: { generatedAt: string; loadavgAtEnd: number[] } | undefined;
+
+interface PreviousResults {
+  generatedAt: string;
+  startedAt: string;
+  peerRerun?: { at: string; loadavgAtStart: number[] };
+  machine: { code: { commit: string; uncommitted: string[] }; loadavgAtStart: number[]; loadavgAtEnd: number[] };
+  sizes: SizeResult[];
+  writeCases?: WriteCases;
+}
+
+/** The existing search.json, whose Quiver figures a peer-only or report-only run keeps (with the code they measured). */
+async function previousResults(): Promise<PreviousResults> {
+  const prev = JSON.parse(await readFile(path.join(RESULTS_DIR, 'search.json'), 'utf8')) as PreviousResults;
+  CODE = prev.machine.code;
+  peerRerun = prev.peerRerun;
+  measuredRun = { generatedAt: prev.generatedAt, loadavgAtEnd: prev.machine.loadavgAtEnd };
+  return prev;
+}
+
+/** REPORT_ONLY=1: rewrites search.md (and search.json) from search.json, running nothing. */
+async function reportOnly(): Promise<void> {
+  const prev = await previousResults();
+  await writeResults(prev.startedAt, prev.machine.loadavgAtStart, prev.sizes, prev.writeCases, prev.sizes.some((s) => s.lancedb), true);
+}
+
 async function peerOnly(): Promise<void> {
-  const prev = JSON.parse(await readFile(path.join(RESULTS_DIR, 'search.json'), 'utf8')) as { startedAt: string; machine: { loadavgAtStart: number[] }; sizes: SizeResult[]; writeCases?: WriteCases };
+  const prev = await previousResults();
   peerRerun = { at: new Date().toISOString(), loadavgAtStart: os.loadavg() };
   for (const result of prev.sizes) if (SIZES.includes(result.rows)) delete result.lancedb;
   for (const result of prev.sizes) {
@@ -713,6 +745,15 @@ interface PeerRecall {
   vectorFilteredRefine: number;
 }
 
+/** The peer's result as stored: recall instead of the result ids, and when it ran. */
+type StoredPeer = Omit<LanceDbSearchResult, 'ids' | 'afterOptimize'> & {
+  afterOptimize: Omit<LanceDbSearchResult['afterOptimize'], 'ids'>;
+  recall: PeerRecall;
+  recallAfterOptimize: PeerRecall;
+  runAt: string;
+  loadavgAtStart: number[];
+};
+
 interface SizeResult {
   rows: number;
   filteredFraction: number;
@@ -721,7 +762,7 @@ interface SizeResult {
   cases: SearchCase[];
   putBetween: PutCase[];
   oneGeneration?: { build: BuildReport; cases: SearchCase[]; agreementWithTen: { vector: number; text: number; textScoresEqual: number } };
-  lancedb?: LanceDbSearchResult & { recall: PeerRecall; recallAfterOptimize: PeerRecall };
+  lancedb?: StoredPeer;
   lancedbError?: string;
 }
 
@@ -786,7 +827,7 @@ async function main(): Promise<void> {
 
 async function writeResults(startedAt: string, loadStart: number[], sizes: SizeResult[], writes: WriteCases | undefined, peer: boolean, final: boolean): Promise<void> {
   const cpus = os.cpus();
-  const machine = { code: CODE, cpus: cpus.length, model: cpus[0]?.model ?? '', node: process.version, platform: `${os.platform()} ${os.release()}`, memGb: +(os.totalmem() / 1e9).toFixed(1), loadavgAtStart: loadStart, loadavgAtEnd: os.loadavg() };
+  const machine = { code: CODE, cpus: cpus.length, model: cpus[0]?.model ?? '', node: process.version, platform: `${os.platform()} ${os.release()}`, memGb: +(os.totalmem() / 1e9).toFixed(1), loadavgAtStart: loadStart, loadavgAtEnd: measuredRun?.loadavgAtEnd ?? os.loadavg() };
   const settings = {
     sizes: SIZES,
     queries: QUERIES,
@@ -809,7 +850,7 @@ async function writeResults(startedAt: string, loadStart: number[], sizes: SizeR
     bennyMaxTimeS: BENNY_TIME,
   };
   const goals = evaluateGoals(sizes, writes);
-  const out = { generatedAt: new Date().toISOString(), startedAt, complete: final, peerRerun, machine, settings, goals: GOALS, verdicts: goals, sizes, writeCases: writes };
+  const out = { generatedAt: measuredRun?.generatedAt ?? new Date().toISOString(), reportWrittenAt: new Date().toISOString(), startedAt, complete: final, peerRerun, machine, settings, goals: GOALS, verdicts: goals, sizes, writeCases: writes };
   await mkdir(RESULTS_DIR, { recursive: true });
   await writeFile(path.join(RESULTS_DIR, 'search.json'), JSON.stringify(out, null, 2) + '\n');
   const md = markdown(out.generatedAt, machine, sizes, writes, goals, peer, final);
@@ -869,7 +910,7 @@ function markdown(generatedAt: string, machine: { code: { commit: string; uncomm
   L.push(`\`npm run bench:search\`, ${generatedAt}${final ? '' : ' (partial: run still in progress)'}: ${machine.cpus} × ${machine.model}, Node ${machine.node}, ${machine.memGb} GB RAM; load average (1/5/15 min) ${la(machine.loadavgAtStart)} at start, ${la(machine.loadavgAtEnd)} at end. Code: commit ${machine.code.commit}${machine.code.uncommitted.length ? ` plus uncommitted changes to ${machine.code.uncommitted.join(', ')}` : ''}.`);
   L.push('');
   L.push(
-    `Rows: id Int64 (PK), year Int32 (2000–2024), body Utf8 (8–40 words, Zipf vocabulary of ${VOCAB.toLocaleString('en-US')}), vector FLOAT4[${DIM}] (${CLUSTERS} Gaussian clusters of uneven size). ` +
+    `Rows: id Int64 (PK), year Int32 (2000–2024), body Utf8 (8–40 words, Zipf vocabulary of ${VOCAB.toLocaleString('en-US')}), vector FLOAT4[${DIM}] (${CLUSTERS} overlapping Gaussian clusters of uneven size). ` +
       `Built through the public API on a local temp directory (fsync ${FSYNC ? 'on' : 'off'}): rows in ${GENERATIONS} flushed generations (\`flush()\` after each tenth; indexes created after the first tenth, so the IVF-PQ model is trained on it), ` +
       `then ${UPSERT_FRACTION * 100} % of the keys upserted again (new year, body, vector) and left in the active MemTable. ` +
       `\`table.search\` one query at a time, awaited, all columns returned, k = ${K}, default nprobes 20 / refine 40; ${QUERIES} queries after ${WARMUP} warm-up. ` +
@@ -919,7 +960,7 @@ function markdown(generatedAt: string, machine: { code: { commit: string; uncomm
     L.push('');
     L.push('## Beside LanceDB 0.31.0 (same rows, same upserts, same queries)');
     L.push('');
-    if (peerRerun) L.push(`The LanceDB figures come from a separate run of the peer alone (PEER_ONLY=1) at ${peerRerun.at}, load average ${la(peerRerun.loadavgAtStart)} at its start, on the same seeded rows and queries.`, '');
+    if (peerRerun) L.push(`The LanceDB figures come from separate runs of the peer alone (PEER_ONLY=1) on the same seeded rows and queries; each size's run time and load average are in its build row.`, '');
     L.push('LanceDB in a child process (bench/peers/lancedb-search.ts): base rows added, IVF-PQ (256 partitions, 16 sub-vectors, L2), FTS on body and btree on year created, then the same upserts by `mergeInsert(\"id\")`: first queried as they are (the upserted rows unindexed, searched flat by LanceDB, as Quiver keeps them in its MemTable), then again after `table.optimize()` (compaction and indexing of the new rows, which LanceDB users run periodically); LanceDB\'s default nprobes 20 and no refine, and again with refine 40 (Quiver\'s default); prefilter. Quiver (Quiver\'s defaults: nprobes 20, refine 40) runs on one JS thread; LanceDB uses its own thread pool, LANCE_CPU_THREADS=' + LANCE_CPU_THREADS + ' (its default here would be 1 thread, on which its FTS index build deadlocks from ~100k rows: lancedb/lancedb#3568).');
     L.push('');
     L.push('| rows | case | Quiver p50 ms | Quiver p99 ms | Quiver recall | LanceDB query | LanceDB p50 ms | p99 ms | recall | LanceDB after optimize() p50 ms | p99 ms | recall |');
@@ -949,7 +990,7 @@ function markdown(generatedAt: string, machine: { code: { commit: string; uncomm
         L.push(`| ${s.rows.toLocaleString('en-US')} | ${c.name} | ${f(c.latency.p50, 3)} | ${f(c.latency.p99, 3)} | ${rc(c.recall)} | ${how} | ${f(l.p50, 3)} | ${f(l.p99, 3)} | ${rc(lr)} | ${f(ol?.p50 ?? NaN, 3)} | ${f(ol?.p99 ?? NaN, 3)} | ${rc(orc)} |`);
       }
       const b = s.lancedb.build;
-      L.push(`| ${s.rows.toLocaleString('en-US')} | LanceDB build: add ${f(b.addMs / 1000, 1)} s, IVF-PQ ${f(b.vectorIndexMs / 1000, 1)} s, FTS ${f(b.ftsIndexMs / 1000, 1)} s, btree ${f(b.btreeIndexMs / 1000, 1)} s, upserts ${f(b.upsertMs / 1000, 1)} s, optimize() ${f((s.lancedb.afterOptimize?.optimizeMs ?? NaN) / 1000, 1)} s | | | | | | | | | | |`);
+      L.push(`| ${s.rows.toLocaleString('en-US')} | LanceDB build: add ${f(b.addMs / 1000, 1)} s, IVF-PQ ${f(b.vectorIndexMs / 1000, 1)} s, FTS ${f(b.ftsIndexMs / 1000, 1)} s, btree ${f(b.btreeIndexMs / 1000, 1)} s, upserts ${f(b.upsertMs / 1000, 1)} s, optimize() ${f((s.lancedb.afterOptimize?.optimizeMs ?? NaN) / 1000, 1)} s${s.lancedb.runAt ? `; run ${s.lancedb.runAt}, load ${la(s.lancedb.loadavgAtStart)}` : ''} | | | | | | | | | | |`);
     }
   }
   L.push('');
@@ -983,8 +1024,11 @@ function markdown(generatedAt: string, machine: { code: { commit: string; uncomm
   L.push('| --- | --- | --- |');
   for (const v of verdicts) L.push(`| ${v.goal} | ${v.measured} | ${met(v.ok)} |`);
   L.push('');
+  L.push('Hand-written notes on a run (where its time went, odd things), for the commit they name: [search-notes.md](search-notes.md).');
+  L.push('');
   return L.join('\n');
 }
 
-if (envNumber('PEER_ONLY', 0) > 0) await peerOnly();
+if (envNumber('REPORT_ONLY', 0) > 0) await reportOnly();
+else if (envNumber('PEER_ONLY', 0) > 0) await peerOnly();
 else await main();
