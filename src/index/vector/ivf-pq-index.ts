@@ -237,6 +237,56 @@ export class IvfPqIndex {
     this.rows++;
   }
 
+  /**
+   * A new index over a subset of the rows under new positions, without re-encoding:
+   * `newPosition[old]` is the row's position in the new source, or −1 to drop it. Codes, terms
+   * and error bounds are copied (the bounds stay valid: a subset's largest error is at most the
+   * whole's). Rows at or past `newPosition.length` are dropped. The map must keep the order of
+   * positions (a flush's dedup does), so each partition stays in position order.
+   */
+  remapped(newPosition: Int32Array): IvfPqIndex {
+    const out = new IvfPqIndex(this.model);
+    const M = this.model.subVectors;
+    const l2 = this.model.metric === 'l2';
+    const limit = newPosition.length;
+    for (let p = 0; p < this.sizes.length; p++) {
+      const n = this.sizes[p];
+      const positions = this.positions[p];
+      let kept = 0;
+      for (let i = 0; i < n; i++) if (positions[i] < limit && newPosition[positions[i]] >= 0) kept++;
+      if (kept === 0) continue;
+      const np = new Uint32Array(kept);
+      const nc = new Uint8Array(kept * M);
+      const nt = l2 ? new Float32Array(kept) : new Float32Array(0);
+      const codes = this.codes[p];
+      const terms = this.terms[p];
+      let o = 0;
+      let maxAbs = 0;
+      for (let i = 0; i < n; i++) {
+        const old = positions[i];
+        if (old >= limit) continue;
+        const to = newPosition[old];
+        if (to < 0) continue;
+        np[o] = to;
+        nc.set(codes.subarray(i * M, (i + 1) * M), o * M);
+        if (l2) {
+          nt[o] = terms[i];
+          const a = Math.abs(terms[i]);
+          if (a > maxAbs) maxAbs = a;
+        }
+        o++;
+      }
+      out.positions[p] = np;
+      out.codes[p] = nc;
+      out.terms[p] = nt;
+      out.sizes[p] = kept;
+      out.maxError[p] = this.maxError[p];
+      out.maxAbsTerm[p] = maxAbs;
+      out.rows += kept;
+    }
+    return out;
+  }
+
   // ---- search --------------------------------------------------------------------------------
 
   search(query: Float32Array, opts: IvfPqSearchOptions): KnnResult {
