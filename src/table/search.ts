@@ -21,7 +21,7 @@ import type { ScalarIndex, ScalarPredicate } from '../index/scalar/scalar-index.
 import type { SourceIndexes } from '../index/source-indexes.js';
 import { flatKnn } from '../index/vector/flat-knn.js';
 import type { Metric } from '../index/vector/distance.js';
-import type { IvfPqIndex } from '../index/vector/ivf-pq-index.js';
+import { IvfPqIndex, type IvfPqPart } from '../index/vector/ivf-pq-index.js';
 import type { IndexDef } from '../index/index-def.js';
 import { regionLiveness } from '../memtable/liveness.js';
 import { allowedFromCandidates, candidatePositions, indexedConjuncts } from './indexed-filter.js';
@@ -141,11 +141,12 @@ export interface SourcePlan {
 
 export function vectorHits(prepared: readonly PreparedSource[], p: VectorSearchParams, plan: SourcePlan[] = []): Hit[] {
   const hits: Hit[] = [];
+  // Sources searched through IVF-PQ, grouped by model: one shared candidate pool per group.
+  const groups = new Map<IvfPqIndex['model'], { parts: IvfPqPart[]; sources: SearchSource[]; plans: SourcePlan[] }>();
   for (const { source, allowed, allowedCount, filterRows } of prepared) {
     if (allowedCount === 0) continue;
     const vectors = source.indexes.vectorSource(p.column);
     if (!vectors) throw new InvalidError(`search: column ${p.column} is not a vector column`);
-    const ok = (pos: number) => allowed[pos] === 1;
     const index = p.def ? source.indexes.index<IvfPqIndex>(p.def.name) : undefined;
     const why = !p.def
       ? 'no IVF-PQ index on the column'
@@ -157,14 +158,23 @@ export function vectorHits(prepared: readonly PreparedSource[], p: VectorSearchP
             ? `small source (< ${SMALL_SOURCE_ROWS} rows)`
             : undefined;
     if (index && why === undefined) {
-      const result = index.search(p.query, { k: p.k, nprobes: p.nprobes, refineFactor: p.refineFactor, allowed: ok, maxPosition: source.rowCount, distanceRange: p.distanceRange, source: vectors });
-      plan.push({ rows: source.rowCount, path: 'ivf_pq', partitionsProbed: result.partitionsProbed, partitions: index.model.partitions, filterRows });
-      for (let i = 0; i < result.positions.length; i++) hits.push({ source, position: result.positions[i], value: result.distances[i] });
+      let group = groups.get(index.model);
+      if (!group) groups.set(index.model, (group = { parts: [], sources: [], plans: [] }));
+      group.parts.push({ index, source: vectors, allowedMask: allowed, maxPosition: source.rowCount });
+      group.sources.push(source);
+      const entry: SourcePlan = { rows: source.rowCount, path: 'ivf_pq', partitions: index.model.partitions, filterRows };
+      group.plans.push(entry);
+      plan.push(entry);
     } else {
-      const result = flatKnn(vectors, p.query, { k: p.k, metric: p.metric, allowed: ok, maxPosition: source.rowCount, distanceRange: p.distanceRange });
+      const result = flatKnn(vectors, p.query, { k: p.k, metric: p.metric, allowed: (pos) => allowed[pos] === 1, maxPosition: source.rowCount, distanceRange: p.distanceRange });
       plan.push({ rows: source.rowCount, path: 'exact', reason: why, filterRows });
       for (let i = 0; i < result.positions.length; i++) hits.push({ source, position: result.positions[i], value: result.distances[i] });
     }
+  }
+  for (const group of groups.values()) {
+    const r = IvfPqIndex.searchMany(group.parts, p.query, { k: p.k, nprobes: p.nprobes, refineFactor: p.refineFactor, distanceRange: p.distanceRange });
+    for (const entry of group.plans) entry.partitionsProbed = r.partitionsProbed;
+    for (let i = 0; i < r.positions.length; i++) hits.push({ source: group.sources[r.parts[i]], position: r.positions[i], value: r.distances[i] });
   }
   hits.sort((a, b) => a.value - b.value);
   return hits.slice(0, p.k);

@@ -289,26 +289,47 @@ export class IvfPqIndex {
 
   // ---- search --------------------------------------------------------------------------------
 
+  /** The k nearest rows of this index (see the file comment for the algorithm). */
   search(query: Float32Array, opts: IvfPqSearchOptions): KnnResult {
-    const model = this.model;
+    const r = IvfPqIndex.searchMany([{ index: this, source: opts.source, allowed: opts.allowed, maxPosition: opts.maxPosition }], query, opts);
+    const out: KnnResult = { positions: r.positions, distances: r.distances };
+    if (r.partitionsProbed !== undefined) out.partitionsProbed = r.partitionsProbed;
+    return out;
+  }
+
+  /**
+   * The k nearest rows across several indexes built with the *same model* (the MemTables and
+   * generations of a table): the partition ranking and the ADC lookup table are computed once,
+   * every part's probed partitions feed one candidate pool of k × refineFactor rows, and only that
+   * pool is re-ranked exactly — so a query over eleven sources re-ranks 400 vectors, not 4 400.
+   * ADC distances are comparable across the parts because they share centroids and codebooks.
+   * Results are ordered by (distance, part, position).
+   */
+  static searchMany(parts: readonly IvfPqPart[], query: Float32Array, opts: IvfPqManyOptions): MultiKnnResult {
+    const empty: MultiKnnResult = { parts: new Uint32Array(0), positions: new Uint32Array(0), distances: new Float32Array(0) };
+    if (parts.length === 0) return empty;
+    const model = parts[0].index.model;
     const { metric, dim, partitions: P, subVectors: M, subDim, centroids, codebooks } = model;
     const k = opts.k;
     checkQuery(query, dim, k);
+    if (parts.length >= PART_LIMIT) throw new Error(`IvfPqIndex.searchMany: at most ${PART_LIMIT - 1} parts`);
     const nprobes = Math.min(P, Math.max(1, Math.floor(opts.nprobes ?? DEFAULT_NPROBES)));
     const rf = opts.refineFactor ?? DEFAULT_REFINE_FACTOR;
     if (!(rf >= 0)) throw new Error(`refineFactor must be ≥ 0, got ${rf}`);
     const refine = rf > 0;
-    const source = opts.source;
-    if (refine) {
-      if (source === undefined) throw new Error('IvfPqIndex.search: refineFactor > 0 needs the vector source');
-      if (source.dim !== dim) throw new Error(`vector source has dimension ${source.dim}, the index ${dim}`);
+    let rows = 0;
+    for (const part of parts) {
+      if (part.index.model !== model) throw new Error('IvfPqIndex.searchMany: every part must use the same model');
+      if (refine) {
+        if (part.source === undefined) throw new Error('IvfPqIndex.search: refineFactor > 0 needs the vector source');
+        if (part.source.dim !== dim) throw new Error(`vector source has dimension ${part.source.dim}, the index ${dim}`);
+      }
+      rows += part.index.rows;
     }
-    if (k === 0 || this.rows === 0) return new TopK(0).toResult();
+    if (k === 0 || rows === 0) return empty;
     const lower = opts.distanceRange?.[0] ?? -Infinity;
     const upper = opts.distanceRange?.[1] ?? Infinity;
     const ranged = lower > -Infinity || upper < Infinity;
-    const maxPos = opts.maxPosition ?? Infinity;
-    const allowed = opts.allowed;
 
     // Query in the indexed space.
     let qq = query;
@@ -318,7 +339,7 @@ export class IvfPqIndex {
     }
     const qNorm = vectorNorm(query);
     const qqNorm = metric === 'cosine' ? Math.sqrt(normSqAt(qq, 0, dim)) : qNorm;
-    if (qNorm - qNorm !== 0) return new TopK(0).toResult(); // NaN/±Infinity in the query: no finite distance
+    if (qNorm - qNorm !== 0) return empty; // NaN/±Infinity in the query: no finite distance
 
     // Partition ranking and per-partition base distance.
     const score = new Float64Array(P);
@@ -336,29 +357,31 @@ export class IvfPqIndex {
     }
     let order = nearestPartitions(score, nprobes);
 
-    // LUT: l2: −2 q_s·cb_sj; dot/cosine: −q_s·cb_sj (shared by every partition).
+    // LUT: l2: −2 q_s·cb_sj; dot/cosine: −q_s·cb_sj (shared by every partition and part).
     const lut = new Float32Array(M * PQ_CODEWORDS);
     queryCodebookDots(qq, codebooks, M, subDim, metric === 'l2' ? -2 : -1, lut);
     const lutMagnitude = ranged ? maxAbsPerSubspace(lut, M) : 0; // for the rounding tolerance
 
     const candK = refine ? Math.max(k, Math.ceil(k * rf)) : k;
-    const heap = new TopK(candK);
-    const ctx: ScanContext = {
-      heap,
-      maxPos,
-      allowed,
+    const pool: CandidatePool = { heap: new TopK(candK), floorD: -Infinity, floorId: -1 };
+    const scan: ScanContext = {
       ranged,
       lower,
       upper,
       slackKind: metric === 'l2' ? 0 : 1,
       slackScale: metric === 'dot' ? qNorm : metric === 'cosine' ? qqNorm : 1,
       refine,
-      floorD: -Infinity,
-      floorId: -1,
     };
     const probe = (p: number): number => {
-      if (this.sizes[p] === 0) return 0;
-      return this.scanPartition(p, lut, base[p], 1e-5 * (Math.abs(base[p]) + this.maxAbsTerm[p] + lutMagnitude), ctx);
+      let passed = 0;
+      for (let j = 0; j < parts.length; j++) {
+        const part = parts[j];
+        const ix = part.index;
+        if (ix.sizes[p] === 0) continue;
+        const tol = 1e-5 * (Math.abs(base[p]) + ix.maxAbsTerm[p] + lutMagnitude);
+        passed += ix.scanPartition(p, lut, base[p], tol, scan, pool, part, j * PART_LIMIT_IDS);
+      }
+      return passed;
     };
 
     // 1. Probe nprobes partitions, then more (nearest first) until a full candidate pool
@@ -372,7 +395,8 @@ export class IvfPqIndex {
       if (probed >= order.length) order = nearestPartitions(score, P);
       passed += probe(order[probed++]);
     }
-    if (!refine) return { ...heap.toResult(), partitionsProbed: probed };
+    const heap = pool.heap;
+    if (!refine) return { ...resultOf(heap), partitionsProbed: probed };
 
     // 2. Refine the pool. If a range (or rows missing from the source) leaves fewer than k,
     //    take the next pool from the same partitions (candidates ranked after the last pool's
@@ -380,34 +404,38 @@ export class IvfPqIndex {
     const final = new TopK(k);
     let segmentStart = 0;
     for (;;) {
-      this.refine(heap, query, qNorm, lower, upper, source!, final);
+      refinePool(heap, parts, metric, dim, query, qNorm, lower, upper, final);
       if (final.size >= k) break;
       if (heap.size === heap.k) {
-        ctx.floorD = heap.dist[0];
-        ctx.floorId = heap.ids[0];
+        pool.floorD = heap.dist[0];
+        pool.floorId = heap.ids[0];
         heap.clear();
         for (let t = segmentStart; t < probed; t++) probe(order[t]);
       } else {
         if (probed >= P) break;
         if (probed >= order.length) order = nearestPartitions(score, P);
         segmentStart = probed;
-        ctx.floorD = -Infinity;
-        ctx.floorId = -1;
+        pool.floorD = -Infinity;
+        pool.floorId = -1;
         heap.clear();
         probe(order[probed++]);
       }
     }
-    return { ...final.toResult(), partitionsProbed: probed };
+    return { ...resultOf(final), partitionsProbed: probed };
   }
 
-  private scanPartition(p: number, lut: Float32Array, base: number, tol: number, ctx: ScanContext): number {
+  private scanPartition(p: number, lut: Float32Array, base: number, tol: number, ctx: ScanContext, pool: CandidatePool, part: IvfPqPart, idBase: number): number {
     const M = this.model.subVectors;
     const n = this.sizes[p];
     const positions = this.positions[p];
     const codes = this.codes[p];
     const l2 = this.model.metric === 'l2';
     const terms = this.terms[p];
-    const { heap, maxPos, allowed, ranged, lower, upper, floorD, floorId } = ctx;
+    const { ranged, lower, upper } = ctx;
+    const { heap, floorD, floorId } = pool;
+    const maxPos = part.maxPosition ?? Infinity;
+    const mask = part.allowedMask;
+    const allowed = mask === undefined ? part.allowed : undefined;
     const hk = heap.k;
     const hd = heap.dist;
     // Error bound of an ADC distance relative to the exact one (0 when ADC distances are final).
@@ -418,9 +446,11 @@ export class IvfPqIndex {
     let passed = 0;
     let bound = heap.size < hk ? Infinity : hd[0];
     for (let i = 0, co = 0; i < n; i++, co += M) {
-      const id = positions[i];
-      if (id >= maxPos) continue;
-      if (allowed !== undefined && !allowed(id)) continue;
+      const pos = positions[i];
+      if (pos >= maxPos) continue;
+      if (mask !== undefined) {
+        if (mask[pos] !== 1) continue;
+      } else if (allowed !== undefined && !allowed(pos)) continue;
       let a0 = 0, a1 = 0, a2 = 0, a3 = 0;
       let s = 0;
       for (let lo = 0; s < M4; s += 4, lo += 4 * PQ_CODEWORDS) {
@@ -442,31 +472,13 @@ export class IvfPqIndex {
         }
       }
       passed++;
-      if (d > bound || d < floorD || (d === floorD && id <= floorId)) continue;
+      if (d > bound) continue;
+      const id = idBase + pos;
+      if (d < floorD || (d === floorD && id <= floorId)) continue;
       heap.offer(d, id);
       bound = heap.size < hk ? Infinity : hd[0];
     }
     return passed;
-  }
-
-  /** Exact distances for the pooled candidates, filtered by the range, offered to `out`. */
-  private refine(cands: TopK, query: Float32Array, qNorm: number, lower: number, upper: number, source: VectorSource, out: TopK): void {
-    const { metric, dim } = this.model;
-    const ids = cands.ids;
-    for (let t = 0; t < cands.size; t++) {
-      const pos = ids[t];
-      const ci = source.chunkIndexOf(pos);
-      if (ci < 0) continue;
-      const c = source.chunks[ci];
-      const i = pos - c.start;
-      if (c.validity !== null) {
-        const b = c.bitOffset + i;
-        if ((c.validity[b >> 3] & (1 << (b & 7))) === 0) continue;
-      }
-      const d = distanceAt(metric, query, qNorm, c.data, i * dim, dim);
-      if (d - d !== 0 || d < lower || d >= upper) continue;
-      out.offer(d, pos);
-    }
   }
 
   // ---- Arrow round trip ----------------------------------------------------------------------
@@ -551,10 +563,42 @@ export class IvfPqIndex {
   }
 }
 
-interface ScanContext {
+/** One index searched by `searchMany`, with its rows' filter. */
+export interface IvfPqPart {
+  index: IvfPqIndex;
+  /** The indexed vectors, for exact re-ranking (needed when refineFactor > 0). */
+  source?: VectorSource;
+  /** Prefilter as a byte per position (1 = may be returned); faster than `allowed`. */
+  allowedMask?: Uint8Array;
+  /** Prefilter as a function (used when there is no `allowedMask`). */
+  allowed?: (pos: number) => boolean;
+  /** Exclusive visibility cutoff. */
+  maxPosition?: number;
+}
+
+export type IvfPqManyOptions = Omit<IvfPqSearchOptions, 'allowed' | 'maxPosition' | 'source'>;
+
+export interface MultiKnnResult {
+  /** Index into the parts of each result row. */
+  parts: Uint32Array;
+  positions: Uint32Array;
+  distances: Float32Array;
+  partitionsProbed?: number;
+}
+
+/** Candidate ids are part × 2^32 + position (exact in a double for up to 2^20 parts). */
+const PART_LIMIT_IDS = 0x1_0000_0000;
+const PART_LIMIT = 1 << 20;
+
+/** Pooled candidates of a search, shared by every part. */
+interface CandidatePool {
   heap: TopK;
-  maxPos: number;
-  allowed: ((pos: number) => boolean) | undefined;
+  /** Only rows ranked after (floorD, floorId) by (ADC distance, id) are collected. */
+  floorD: number;
+  floorId: number;
+}
+
+interface ScanContext {
   ranged: boolean;
   lower: number;
   upper: number;
@@ -562,9 +606,51 @@ interface ScanContext {
   slackKind: number;
   slackScale: number;
   refine: boolean;
-  /** Only rows ranked after (floorD, floorId) by (ADC distance, position) are collected. */
-  floorD: number;
-  floorId: number;
+}
+
+/** Exact distances for the pooled candidates, filtered by the range, offered to `out`. */
+function refinePool(
+  cands: TopK,
+  parts: readonly IvfPqPart[],
+  metric: IvfPqModel['metric'],
+  dim: number,
+  query: Float32Array,
+  qNorm: number,
+  lower: number,
+  upper: number,
+  out: TopK,
+): void {
+  const ids = cands.ids;
+  for (let t = 0; t < cands.size; t++) {
+    const id = ids[t];
+    const j = Math.floor(id / PART_LIMIT_IDS);
+    const pos = id - j * PART_LIMIT_IDS;
+    const source = parts[j].source!;
+    const ci = source.chunkIndexOf(pos);
+    if (ci < 0) continue;
+    const c = source.chunks[ci];
+    const i = pos - c.start;
+    if (c.validity !== null) {
+      const b = c.bitOffset + i;
+      if ((c.validity[b >> 3] & (1 << (b & 7))) === 0) continue;
+    }
+    const d = distanceAt(metric, query, qNorm, c.data, i * dim, dim);
+    if (d - d !== 0 || d < lower || d >= upper) continue;
+    out.offer(d, id);
+  }
+}
+
+/** The kept candidates, closest first, split into part and position. */
+function resultOf(heap: TopK): Omit<MultiKnnResult, 'partitionsProbed'> {
+  const { ids, distances } = heap.sorted();
+  const parts = new Uint32Array(ids.length);
+  const positions = new Uint32Array(ids.length);
+  for (let i = 0; i < ids.length; i++) {
+    const j = Math.floor(ids[i] / PART_LIMIT_IDS);
+    parts[i] = j;
+    positions[i] = ids[i] - j * PART_LIMIT_IDS;
+  }
+  return { parts, positions, distances: Float32Array.from(distances) };
 }
 
 function maxAbsPerSubspace(lut: Float32Array, M: number): number {
