@@ -226,6 +226,55 @@ function liveTotals(index: InvertedIndex, state: LiveState | undefined): { docCo
   return c;
 }
 
+/** A term's live document frequency in one full-text index, as of `rows` and `cleared`. */
+interface LiveDocFreq {
+  rows: number;
+  cleared: number;
+  df: number;
+}
+interface LiveDocFreqs {
+  state: LiveState;
+  terms: Map<string, LiveDocFreq>;
+}
+const liveDocFreqCache = new WeakMap<InvertedIndex, LiveDocFreqs>();
+/** Terms remembered per index before the memo starts over (bounds its memory). */
+const MAX_CACHED_TERMS = 8192;
+
+/**
+ * BM25 statistics over a source's live rows: totals from `liveTotals`, and per query term the
+ * number of live documents holding it — counted once per live state, then brought up to date
+ * by looking only at rows appended since (their postings) and rows cleared since (a binary
+ * search each). A query after a put pays for the put's rows, not for the term's postings.
+ */
+function liveStats(index: InvertedIndex, terms: Iterable<string>, state: LiveState): { docCount: number; totalTokens: number; docFreq: Map<string, number> } {
+  const totals = liveTotals(index, state)!;
+  let memo = liveDocFreqCache.get(index);
+  if (!memo || memo.state !== state || memo.terms.size > MAX_CACHED_TERMS) {
+    memo = { state, terms: new Map() };
+    liveDocFreqCache.set(index, memo);
+  }
+  const docFreq = new Map<string, number>();
+  for (const t of terms) {
+    let e = memo.terms.get(t);
+    if (!e || e.rows > state.rows) {
+      e = { rows: 0, cleared: state.cleared.length, df: 0 };
+      memo.terms.set(t, e);
+    } else {
+      for (let j = e.cleared; j < state.cleared.length; j++) {
+        const pos = state.cleared[j];
+        if (pos < e.rows && index.hasPosting(t, pos)) e.df--;
+      }
+      e.cleared = state.cleared.length;
+    }
+    if (e.rows < state.rows) {
+      e.df += index.countPostings(t, e.rows, state.rows, state.live);
+      e.rows = state.rows;
+    }
+    docFreq.set(t, e.df);
+  }
+  return { docCount: totals.docCount, totalTokens: totals.totalTokens, docFreq };
+}
+
 export function textHits(prepared: readonly PreparedSource[], def: IndexDef, query: FtsQuery, k: number): Hit[] {
   const withIndex = prepared.map((p) => {
     const index = p.source.indexes.index<InvertedIndex>(def.name);
@@ -242,7 +291,9 @@ export function textHits(prepared: readonly PreparedSource[], def: IndexDef, que
     const local =
       p.liveCount === p.source.rowCount
         ? p.index.stats(terms, p.source.rowCount)
-        : p.index.statsExcluding(terms, p.source.rowCount, (pos) => p.live[pos] === 0, liveTotals(p.index, p.liveState));
+        : p.liveState
+          ? liveStats(p.index, terms, p.liveState)
+          : p.index.statsExcluding(terms, p.source.rowCount, (pos) => p.live[pos] === 0);
     stats = mergeFtsStats(stats, local);
   }
   const hits: Hit[] = [];

@@ -677,6 +677,34 @@ export class InvertedIndex {
   }
 
   /**
+   * Postings of `term` at positions in [from, to) whose byte in `mask` is 1 (every posting there
+   * when `mask` is absent): a table keeps a term's live document frequency with it, counting
+   * only the rows appended since it last looked.
+   */
+  countPostings(term: string, from: number, to: number, mask?: Uint8Array): number {
+    const id = this.termIds.get(term);
+    if (id === undefined) return 0;
+    const c = this.postCount[id]!;
+    const p = this.post[id]!;
+    let j = this.postingsBelow(id, from);
+    let n = 0;
+    for (; j < c; j++) {
+      const pos = p[2 * j]!;
+      if (pos >= to) break;
+      if (mask === undefined || mask[pos] === 1) n++;
+    }
+    return n;
+  }
+
+  /** Whether the document at `pos` holds `term` (a binary search of the term's postings). */
+  hasPosting(term: string, pos: number): boolean {
+    const id = this.termIds.get(term);
+    if (id === undefined) return false;
+    const j = this.postingsBelow(id, pos);
+    return j < this.postCount[id]! && this.post[id]![2 * j] === pos;
+  }
+
+  /**
    * Terms whose statistics `search` needs: every term and phrase token of the query, plus this
    * index's best fuzzy candidates (at most maxExpansions per fuzzy clause, by edit distance then
    * term, among terms with a visible posting).
