@@ -16,7 +16,11 @@ import { takeData } from '../../exec/kernels/take.js';
 import { DataError, isQuiverError } from '../errors.js';
 import { indexFromSidecar, sidecarOf } from '../index/sidecar.js';
 import type { IndexingContext } from '../index/indexing.js';
-import { SourceIndexes } from '../index/source-indexes.js';
+import { type SourceIndex, SourceIndexes } from '../index/source-indexes.js';
+import { InvertedIndex } from '../index/fts/inverted-index.js';
+import { sameTokenizerOptions } from '../index/fts/tokenizer.js';
+import { ScalarIndex } from '../index/scalar/scalar-index.js';
+import { IvfPqIndex } from '../index/vector/ivf-pq-index.js';
 import type { IndexDef } from '../index/index-def.js';
 import type { LivenessCache } from '../memtable/liveness.js';
 import { PrimaryKeyFilter } from '../index/pk-filter.js';
@@ -46,17 +50,43 @@ export function indexSidecarFile(def: IndexDef): string {
   return `index_${def.name}.arrow`;
 }
 
-/** Rows of `batches` that survive dedup within one MemTable (tombstones kept). */
-export function dedupForFlush(schema: TableSchema, batches: readonly RecordBatch[]): RecordBatch[] {
+/** A MemTable's rows as a generation holds them. */
+export interface FlushRows {
+  /** The rows that survive dedup within the MemTable (tombstones kept), in position order. */
+  batches: RecordBatch[];
+  /**
+   * Per MemTable row position, its position in `batches`, or −1 when dedup dropped the row.
+   * Increasing over the kept rows (the generation keeps the MemTable's order).
+   */
+  newPosition: Int32Array;
+}
+
+/** Rows of `batches` (a MemTable's, from position 0) that survive dedup within it, with where each row went. */
+export function dedupForFlush(schema: TableSchema, batches: readonly RecordBatch[]): FlushRows {
   const dedup = new KeyDeduper(schema.keyIndexes, schema.tombstoneIndex);
   const survivors = dedup.survivors(batches, true);
+  let rows = 0;
+  for (const b of batches) rows += b.numRows;
+  const newPosition = new Int32Array(rows);
   const out: RecordBatch[] = [];
+  let from = 0;
+  let to = 0;
   batches.forEach((batch, i) => {
     const keep = survivors[i];
-    if (keep === undefined) out.push(batch);
-    else if (keep.length > 0) out.push(takeBatch(batch, keep));
+    const n = batch.numRows;
+    if (keep === undefined) {
+      for (let r = 0; r < n; r++) newPosition[from + r] = to + r;
+      to += n;
+      out.push(batch);
+    } else {
+      newPosition.fill(-1, from, from + n);
+      for (let k = 0; k < keep.length; k++) newPosition[from + keep[k]] = to + k;
+      to += keep.length;
+      if (keep.length > 0) out.push(takeBatch(batch, keep));
+    }
+    from += n;
   });
-  return out;
+  return { batches: out, newPosition };
 }
 
 export function takeBatch(batch: RecordBatch, indices: Uint32Array): RecordBatch {
@@ -67,6 +97,57 @@ export function takeBatch(batch: RecordBatch, indices: Uint32Array): RecordBatch
   );
 }
 
+/**
+ * Indexes that a flush made by remapping the MemTable's instead of rebuilding them from rows, and
+ * those it rebuilt (tests check that a flush does not re-index what the MemTable holds).
+ */
+export const flushIndexCounters = { remapped: 0, rebuilt: 0 };
+
+/**
+ * The MemTable a generation is flushed from, for reusing its indexes: `indexes` over its row
+ * positions, and the flush's `newPosition` map (from `dedupForFlush`).
+ */
+export interface FlushSource {
+  indexes: SourceIndexes | undefined;
+  newPosition: Int32Array;
+}
+
+/**
+ * The generation's indexes: every current index, remapped from the MemTable's when it holds that
+ * index over all of its rows (made with the same model or tokenizer), built from `batches`
+ * otherwise (an index the MemTable lacks, or no MemTable given).
+ */
+function generationIndexes(indexing: IndexingContext, batches: readonly RecordBatch[], from: FlushSource | undefined): SourceIndexes {
+  const set = new SourceIndexes(indexing.schema);
+  set.insert(batches);
+  // The MemTable's indexes cover its rows [0, rowCount); all of them must be there to be remapped.
+  const source = from?.indexes && from.indexes.rowCount === from.newPosition.length ? from.indexes : undefined;
+  for (const def of indexing.defs) {
+    const prebuilt = source ? remappedIndex(def, indexing, source.index(def.name), from!.newPosition) : undefined;
+    if (prebuilt) flushIndexCounters.remapped++;
+    else if (indexing.canBuild(def)) flushIndexCounters.rebuilt++;
+    set.addIndex(def, indexing.model, batches, prebuilt);
+  }
+  return set;
+}
+
+function remappedIndex(def: IndexDef, indexing: IndexingContext, index: SourceIndex | undefined, newPosition: Int32Array): SourceIndex | undefined {
+  switch (def.type) {
+    case 'ivf_pq': {
+      const model = indexing.model(def);
+      return index instanceof IvfPqIndex && model !== undefined && index.model === model ? index.remapped(newPosition) : undefined;
+    }
+    case 'fts':
+      return index instanceof InvertedIndex && sameTokenizerOptions(index.options, { stem: def.stem, stopWords: def.stopWords })
+        ? index.remapped(newPosition)
+        : undefined;
+    case 'scalar': {
+      const field = indexing.schema.stored.fields.find((f) => f.name === def.column);
+      return index instanceof ScalarIndex && field !== undefined && index.type === field.type ? index.remapped(newPosition) : undefined;
+    }
+  }
+}
+
 export async function writeGeneration(
   store: ObjectStore,
   layout: RegionLayout,
@@ -75,11 +156,14 @@ export async function writeGeneration(
   batches: RecordBatch[],
   indexing: IndexingContext,
   runtime: Runtime,
+  /** The MemTable the rows come from: its indexes are remapped rather than rebuilt. */
+  from?: FlushSource,
 ): Promise<LoadedGeneration> {
   const folder = `${runtime.randomHex(4)}_gen_${generation}`;
-  // Indexes are rebuilt over the deduplicated rows (their positions differ from the MemTable's)
-  // and written as sidecars, so the generation is searchable without re-indexing.
-  const indexes = indexing.build(batches);
+  // Indexes over the deduplicated rows (their positions differ from the MemTable's), written as
+  // sidecars so the generation is searchable without re-indexing. The MemTable's indexes hold
+  // the same rows already: they are remapped to the new positions, not rebuilt.
+  const indexes = generationIndexes(indexing, batches, from);
   const sidecars = indexes.entries().map(({ def, index }) =>
     store.put(layout.generationKey(folder, indexSidecarFile(def)), tableToIPC(sidecarOf(def, index), 'file')),
   );

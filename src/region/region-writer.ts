@@ -400,7 +400,7 @@ export class RegionWriter {
     if (latestNow) this.manifests.checkFenced(latestNow, this.identity);
     if (!latestNow || !covers(latestNow)) {
       const rows = dedupForFlush(schema, mt.store.range(0, mt.batchCount));
-      gen = await writeGeneration(store, layout, schema, mt.generation, rows, this.opts.indexing, this.opts.runtime);
+      gen = await writeGeneration(store, layout, schema, mt.generation, rows.batches, this.opts.indexing, this.opts.runtime, { indexes: mt.indexes, newPosition: rows.newPosition });
     }
     const folder = gen?.folder;
     const manifest = await this.manifests.commit(this.identity, (latest) => {

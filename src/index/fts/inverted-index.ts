@@ -1273,6 +1273,135 @@ export class InvertedIndex {
   }
 
   // -------------------------------------------------------------------------------------------
+  // Remapping (a flush reuses the MemTable's index instead of re-tokenising the rows)
+
+  /**
+   * A new index over a subset of this index's rows under new positions, without re-tokenising:
+   * `newPosition[old]` is the new position of the row at position `old`, or −1 to drop it (rows
+   * at or past `newPosition.length` are dropped too). The map must keep the order of positions
+   * (a flush's dedup does); it throws otherwise.
+   *
+   * The result equals the index `add` builds from the kept rows at their new positions: it
+   * covers positions [0, 1 + the largest new position), each new position holding what its old
+   * row held (a document of the same tokens, or no document for a null text; a new position no
+   * kept row maps to, or whose old row this index never held, is no document), and terms left
+   * without postings are gone — so statistics, search results and `toArrow` are the same. Work
+   * is O(rows + postings + token positions), on typed arrays.
+   */
+  remapped(newPosition: Int32Array): InvertedIndex {
+    this.flush();
+    const out = new InvertedIndex(this.options);
+    const limit = newPosition.length;
+    let last = -1;
+    for (let i = 0; i < limit; i++) {
+      const j = newPosition[i]!;
+      if (j < 0) continue;
+      if (j <= last) throw new RangeError(`InvertedIndex.remapped: the position map must keep row order (position ${i} maps to ${j} after ${last})`);
+      last = j;
+    }
+    const newSpan = last + 1;
+    if (newSpan === 0) return out;
+    if (newSpan > 0xffffffff) throw new RangeError('row positions must fit in 32 bits');
+
+    // Documents.
+    out.base = 0;
+    out.reserveRows(0, newSpan);
+    const isDoc = new Uint8Array(newSpan);
+    const docLen = out.docLen;
+    if (this.base >= 0) {
+      const end = Math.min(this.span, limit - this.base);
+      for (let i = 0; i < end; i++) {
+        const j = newPosition[this.base + i]!;
+        if (j < 0 || this.prefDocs[i + 1]! === this.prefDocs[i]!) continue;
+        isDoc[j] = 1;
+        docLen[j] = this.docLen[i]!;
+      }
+    }
+    const prefDocs = out.prefDocs;
+    const prefTokens = out.prefTokens;
+    let docs = 0;
+    let tokens = 0;
+    for (let j = 0; j < newSpan; j++) {
+      if (isDoc[j] === 1) {
+        docs++;
+        tokens += docLen[j]!;
+      } else docLen[j] = 0;
+      prefDocs[j + 1] = docs;
+      prefTokens[j + 1] = tokens;
+    }
+    out.docCount = docs;
+    out.totalTokens = tokens;
+    out.span = newSpan;
+
+    // Terms: count the kept postings and token positions, then copy them into one owned buffer
+    // each (every term gets views into them, as in `fromArrow`).
+    const nTerms = this.termStr.length;
+    const keptPost = new Uint32Array(nTerms);
+    const keptTok = new Uint32Array(nTerms);
+    let totalPost = 0;
+    let totalTok = 0;
+    for (let id = 0; id < nTerms; id++) {
+      const p = this.post[id]!;
+      const c = this.postCount[id]!;
+      let kp = 0;
+      let kt = 0;
+      let prev = 0;
+      for (let j = 0; j < c; j++) {
+        const d = p[2 * j]!;
+        const e = p[2 * j + 1]!;
+        if (d < limit && newPosition[d]! >= 0) {
+          kp++;
+          kt += e - prev;
+        }
+        prev = e;
+      }
+      keptPost[id] = kp;
+      keptTok[id] = kt;
+      totalPost += kp;
+      totalTok += kt;
+    }
+    const postAll = new Uint32Array(Math.max(2, 2 * totalPost));
+    const tokAll = new Uint32Array(Math.max(1, totalTok));
+    let po = 0;
+    let to = 0;
+    for (let id = 0; id < nTerms; id++) {
+      const kp = keptPost[id]!;
+      if (kp === 0) continue;
+      const nid = out.termId(this.termStr[id]!, false, false);
+      const p = this.post[id]!;
+      const tp = this.tokPos[id]!;
+      const c = this.postCount[id]!;
+      const p0 = po;
+      const t0 = to;
+      let prev = 0;
+      let maxTf = 0;
+      let minDl = 0xffffffff;
+      for (let j = 0; j < c; j++) {
+        const d = p[2 * j]!;
+        const e = p[2 * j + 1]!;
+        const nd = d < limit ? newPosition[d]! : -1;
+        if (nd >= 0) {
+          const tf = e - prev;
+          for (let q = prev; q < e; q++) tokAll[to++] = tp[q]!;
+          postAll[po++] = nd;
+          postAll[po++] = to - t0;
+          if (tf > maxTf) maxTf = tf;
+          const dl = docLen[nd]!;
+          if (dl < minDl) minDl = dl;
+        }
+        prev = e;
+      }
+      out.post[nid] = postAll.subarray(p0, po);
+      out.tokPos[nid] = tokAll.subarray(t0, to);
+      out.postCount[nid] = kp;
+      out.posCount[nid] = to - t0;
+      out.maxTf[nid] = maxTf;
+      out.minDl[nid] = minDl;
+    }
+    return out;
+  }
+
+  // -------------------------------------------------------------------------------------------
   // Arrow sidecar
 
   /**

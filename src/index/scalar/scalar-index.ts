@@ -95,6 +95,8 @@ interface Codec<K, Q> {
   fromData(chunks: readonly Data[], pos: Uint32Array): Run<K>;
   /** Compares key i of `a` with key j of `b`. */
   compare(a: Run<K>, i: number, b: Run<K>, j: number): number;
+  /** The entries `rows` (ascending indexes into `run`) with positions `pos`, as a new run. */
+  take(run: Run<K>, rows: Uint32Array, pos: Uint32Array): Run<K>;
 }
 
 function validBytes(data: Data): Uint8Array | null {
@@ -280,6 +282,13 @@ class NumCodec implements Codec<NumKeys, number> {
     const y = b.keys[j];
     return x < y ? -1 : x > y ? 1 : 0;
   }
+
+  take(run: Run<NumKeys>, rows: Uint32Array, pos: Uint32Array): Run<NumKeys> {
+    const keys = new Float64Array(rows.length);
+    const src = run.keys;
+    for (let i = 0; i < rows.length; i++) keys[i] = src[rows[i]];
+    return { length: rows.length, keys, pos };
+  }
 }
 
 class BigCodec implements Codec<BigKeys, bigint> {
@@ -412,6 +421,19 @@ class BigCodec implements Codec<BigKeys, bigint> {
     const y = b.keys[j];
     return x < y ? -1 : x > y ? 1 : 0;
   }
+
+  take(run: Run<BigKeys>, rows: Uint32Array, pos: Uint32Array): Run<BigKeys> {
+    // Copied as 32-bit word pairs: no BigInt per element.
+    const keys = this.alloc(rows.length);
+    const out = new Uint32Array(keys.buffer, keys.byteOffset, rows.length * 2);
+    const src = new Uint32Array(run.keys.buffer, run.keys.byteOffset, run.length * 2);
+    for (let i = 0; i < rows.length; i++) {
+      const r = rows[i];
+      out[2 * i] = src[2 * r];
+      out[2 * i + 1] = src[2 * r + 1];
+    }
+    return { length: rows.length, keys, pos };
+  }
 }
 
 const encoder = new TextEncoder();
@@ -535,6 +557,20 @@ class StrCodec implements Codec<StrKeys, Uint8Array> {
 
   compare(a: Run<StrKeys>, i: number, b: Run<StrKeys>, j: number): number {
     return compareBytes(a.keys.bytes, a.keys.offsets[i], a.keys.offsets[i + 1], b.keys.bytes, b.keys.offsets[j], b.keys.offsets[j + 1]);
+  }
+
+  take(run: Run<StrKeys>, rows: Uint32Array, pos: Uint32Array): Run<StrKeys> {
+    const { bytes: src, offsets: so } = run.keys;
+    let total = 0;
+    for (let i = 0; i < rows.length; i++) total += so[rows[i] + 1] - so[rows[i]];
+    const bytes = new Uint8Array(total);
+    const offsets = new Uint32Array(rows.length + 1);
+    let at = 0;
+    for (let i = 0; i < rows.length; i++) {
+      at = copyBytes(src, so[rows[i]], so[rows[i] + 1], bytes, at);
+      offsets[i + 1] = at;
+    }
+    return { length: rows.length, keys: { bytes, offsets }, pos };
   }
 }
 
@@ -665,6 +701,50 @@ export class ScalarIndex {
       default:
         throw new InvalidError(`scalar index: unknown lookup op ${(pred as { op: unknown }).op}`);
     }
+  }
+
+  /**
+   * A new index over a subset of the rows under new positions, without re-sorting:
+   * `newPosition[old]` is the new position of the row at position `old`, or −1 to drop it (rows
+   * at or past `newPosition.length` are dropped too). The map must keep the order of positions
+   * (a flush's dedup does), so every run stays sorted by (key, position) and runs stay in
+   * position order; the result answers every lookup, and writes the same sidecar, as an index
+   * built from the kept rows at their new positions. Its next `add` must start past the largest
+   * new position.
+   */
+  remapped(newPosition: Int32Array): ScalarIndex {
+    const out = new ScalarIndex(this.type);
+    const limit = newPosition.length;
+    let last = -1;
+    for (let i = 0; i < limit; i++) {
+      const j = newPosition[i];
+      if (j < 0) continue;
+      if (j <= last) throw new InvalidError(`ScalarIndex.remapped: the position map must keep row order (position ${i} maps to ${j} after ${last})`);
+      last = j;
+    }
+    for (const run of this.runs) {
+      const rows = new Uint32Array(run.length);
+      const pos = new Uint32Array(run.length);
+      let m = 0;
+      for (let i = 0; i < run.length; i++) {
+        const old = run.pos[i];
+        const j = old < limit ? newPosition[old] : -1;
+        if (j < 0) continue;
+        rows[m] = i;
+        pos[m++] = j;
+      }
+      if (m === 0) continue;
+      out.runs.push(this.codec.take(run, rows.subarray(0, m), pos.slice(0, m)));
+      out.entries += m;
+      // The same geometric run sizes as `add` keeps.
+      while (out.runs.length >= 2 && out.runs[out.runs.length - 2].length <= 2 * out.runs[out.runs.length - 1].length) {
+        const b = out.runs.pop()!;
+        const a = out.runs.pop()!;
+        out.runs.push(this.codec.merge(a, b));
+      }
+    }
+    out.nextPosition = last + 1;
+    return out;
   }
 
   /** Merges all runs into one (kept, so later lookups search a single run). */
