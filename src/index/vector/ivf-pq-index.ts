@@ -44,6 +44,7 @@ import { distanceAt, dotBetween, l2Between, normSqAt, vectorNorm } from './dista
 import { checkQuery, type KnnResult } from './flat-knn.js';
 import { PQ_CODEWORDS, normaliseInPlace, validateIvfPqModel, type IvfPqModel } from './ivf-pq-model.js';
 import { NearestCentroids, nearestSmallMany, squaredNorms } from './kmeans.js';
+import { adcKernel } from './adc-kernel.js';
 import { TopK } from './top-k.js';
 import type { VectorChunk, VectorSource } from './vector-source.js';
 
@@ -442,9 +443,43 @@ export class IvfPqIndex {
     const e = ctx.refine ? this.maxError[p] * ctx.slackScale : 0;
     const l2Slack = ctx.slackKind === 0;
     const exactRange = !ctx.refine; // ADC distances are the returned distances
-    const M4 = M & ~3;
     let passed = 0;
     let bound = heap.size < hk ? Infinity : hd[0];
+    // Fast path: the generated kernel computes the LUT sums of the rows that pass the cutoff and
+    // mask; this loop ranks them.
+    const kernel = allowed === undefined && codes.byteOffset % 4 === 0 ? adcKernel(M) : undefined;
+    if (kernel !== undefined) {
+      if (scratchSums.length < n) {
+        scratchSums = new Float64Array(Math.max(n, 2 * scratchSums.length));
+        scratchRows = new Int32Array(scratchSums.length);
+      }
+      const sums = scratchSums;
+      const rows = scratchRows;
+      // Rows the kernel drops are worse than the pool's current bound (or, with a range, only
+      // the range decides: the bound is not applied before it).
+      const m = kernel(n, positions, new Uint32Array(codes.buffer, codes.byteOffset, (n * M) >> 2), lut, mask, maxPos, base, l2 ? terms : undefined, ranged ? Infinity : bound, sums, rows, scratchPassed);
+      if (!ranged) passed = scratchPassed[0];
+      for (let j = 0; j < m; j++) {
+        const d = sums[j];
+        if (ranged) {
+          if (exactRange) {
+            if (d < lower || d >= upper) continue;
+          } else {
+            let slack = tol;
+            if (e > 0) slack += l2Slack ? e * (2 * Math.sqrt(d > 0 ? d : 0) + e) : e;
+            if (d + slack < lower || d - slack >= upper) continue;
+          }
+          passed++;
+        }
+        if (d > bound) continue;
+        const id = idBase + positions[rows[j]];
+        if (d < floorD || (d === floorD && id <= floorId)) continue;
+        heap.offer(d, id);
+        bound = heap.size < hk ? Infinity : hd[0];
+      }
+      return passed;
+    }
+    const M4 = M & ~3;
     for (let i = 0, co = 0; i < n; i++, co += M) {
       const pos = positions[i];
       if (pos >= maxPos) continue;
@@ -585,6 +620,11 @@ export interface MultiKnnResult {
   distances: Float32Array;
   partitionsProbed?: number;
 }
+
+/** Scratch of the ADC kernel (one search runs at a time on a thread). */
+let scratchSums = new Float64Array(1024);
+let scratchRows = new Int32Array(1024);
+const scratchPassed = new Int32Array(1);
 
 /** Candidate ids are part × 2^32 + position (exact in a double for up to 2^20 parts). */
 const PART_LIMIT_IDS = 0x1_0000_0000;

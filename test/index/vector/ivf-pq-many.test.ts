@@ -103,3 +103,21 @@ test('remapped keeps a subset under new positions with the same codes', (t) => {
     }
   }
 });
+
+test('the generated ADC kernel (byte masks) and the byte-wise loop (filter functions) agree', (t) => {
+  const mask = new Uint8Array(N);
+  for (let i = 0; i < N; i++) mask[i] = i % 3 === 0 ? 0 : 1;
+  const fn = (pos: number) => mask[pos] === 1;
+  for (const q of queries) {
+    const viaKernel = IvfPqIndex.searchMany([{ index: whole, source: all, allowedMask: mask }], q, { k: 10, refineFactor: 10 });
+    const viaLoop = whole.search(q, { k: 10, refineFactor: 10, allowed: fn, source: all });
+    t.deepEqual(Array.from(viaKernel.positions), Array.from(viaLoop.positions));
+    t.deepEqual(Array.from(viaKernel.distances), Array.from(viaLoop.distances));
+    // Without refinement the ADC sums are added in a different order: equal to rounding.
+    const adcKernel = IvfPqIndex.searchMany([{ index: whole, allowedMask: mask, maxPosition: 9000 }], q, { k: 10, refineFactor: 0 });
+    const adcLoop = whole.search(q, { k: 10, refineFactor: 0, allowed: fn, maxPosition: 9000 });
+    t.deepEqual(Array.from(adcKernel.positions), Array.from(adcLoop.positions));
+    adcKernel.distances.forEach((d, i) => t.true(Math.abs(d - adcLoop.distances[i]) <= 1e-5 * Math.max(1, Math.abs(d))));
+    for (const p of adcKernel.positions) t.true(p < 9000 && p % 3 !== 0);
+  }
+});
