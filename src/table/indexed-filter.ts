@@ -101,49 +101,43 @@ export function candidatePositions(
 }
 
 /**
- * Evaluates the filter on the live candidate rows only: they are gathered (the columns the
- * filter reads) into one batch, evaluated in one call, and mapped back to positions.
+ * Evaluates the filter on the candidate rows only: they are gathered (the columns the filter
+ * reads) into one batch, evaluated in one call, and the rows that pass are set to 1 in `mask`
+ * (which the caller zeroed). Returns how many candidates passed.
  */
-export function allowedFromCandidates(
+export function maskFromCandidates(
   batches: readonly RecordBatch[],
-  rowCount: number,
-  live: Uint8Array,
   candidates: Uint32Array,
   filter: Expr,
   evaluate: (batch: RecordBatch) => Uint8Array,
-): { allowed: Uint8Array; allowedCount: number } {
-  const allowed = new Uint8Array(rowCount);
-  const positions: number[] = [];
-  const from: number[] = [];
-  const rows: number[] = [];
+  mask: Uint8Array,
+): number {
+  if (candidates.length === 0 || batches.length === 0) return 0;
+  const from = new Uint32Array(candidates.length);
+  const rows = new Uint32Array(candidates.length);
   let c = 0;
   let base = 0;
   batches.forEach((batch, b) => {
     const end = base + batch.numRows;
     for (; c < candidates.length && candidates[c] < end; c++) {
-      const pos = candidates[c];
-      if (!live[pos]) continue;
-      positions.push(pos);
-      from.push(b);
-      rows.push(pos - base);
+      from[c] = b;
+      rows[c] = candidates[c] - base;
     }
     base = end;
   });
-  if (positions.length === 0) return { allowed, allowedCount: 0 };
+  const n = c; // candidates past the last batch do not exist in this snapshot
   const schema = batches[0].schema;
   const needed = new Set(columnsOf(filter));
   const fields = schema.fields.map((f, i) => ({ f, i })).filter(({ f }) => needed.has(f.name));
   const sub = new Schema(fields.map(({ f }) => f));
-  const fromIdx = Uint32Array.from(from);
-  const rowIdx = Uint32Array.from(rows);
-  const children = fields.map(({ i }) => gatherData(batches.map((bt) => bt.data.children[i]), fromIdx, rowIdx));
-  const mask = evaluate(new RecordBatch(sub, makeData({ type: new Struct(sub.fields), length: positions.length, nullCount: 0, children })));
-  let allowedCount = 0;
-  for (let i = 0; i < positions.length; i++) {
-    if (mask[i]) {
-      allowed[positions[i]] = 1;
-      allowedCount++;
+  const children = fields.map(({ i }) => gatherData(batches.map((bt) => bt.data.children[i]), from.subarray(0, n), rows.subarray(0, n)));
+  const passed = evaluate(new RecordBatch(sub, makeData({ type: new Struct(sub.fields), length: n, nullCount: 0, children })));
+  let count = 0;
+  for (let i = 0; i < n; i++) {
+    if (passed[i]) {
+      mask[candidates[i]] = 1;
+      count++;
     }
   }
-  return { allowed, allowedCount };
+  return count;
 }

@@ -24,7 +24,8 @@ import type { Metric } from '../index/vector/distance.js';
 import { IvfPqIndex, type IvfPqPart } from '../index/vector/ivf-pq-index.js';
 import type { IndexDef } from '../index/index-def.js';
 import { regionLiveness } from '../memtable/liveness.js';
-import { allowedFromCandidates, candidatePositions, indexedConjuncts } from './indexed-filter.js';
+import { evaluateBatchesFrom, filteredRows } from './filter-memo.js';
+import { candidatePositions, indexedConjuncts, maskFromCandidates } from './indexed-filter.js';
 import type { LiveState, LivenessCache } from '../memtable/liveness.js';
 
 /** One searchable source of a snapshot. */
@@ -70,6 +71,7 @@ export function prepareSources(
 ): PreparedSource[] {
   const out: PreparedSource[] = [];
   const conjuncts = filter ? indexedConjuncts(filter, defs) : [];
+  const filterKey = filter ? memoKey(filter, params) : undefined;
   for (const region of regions) {
     const live = regionLiveness(region.sources, region.generationCount, keyIndexes, tombstoneIndex, region.cacheSlot, region.signature);
     region.sources.forEach((source, s) => {
@@ -79,25 +81,38 @@ export function prepareSources(
         out.push({ source, live: liveRows, liveCount, liveState, allowed: liveRows, allowedCount: liveCount });
         return;
       }
-      const candidates = conjuncts.length > 0 ? candidatePositions(conjuncts, (name) => source.indexes.index<ScalarIndex>(name), source.rowCount) : undefined;
-      if (candidates) {
-        const { allowed, allowedCount } = allowedFromCandidates(source.batches, source.rowCount, liveRows, candidates, filter, (b) => evaluateFilter(filter, b, params as unknown[] | undefined));
-        out.push({ source, live: liveRows, liveCount, liveState, allowed, allowedCount, filterRows: candidates.length });
-        return;
-      }
-      const allowed = liveRows.slice();
-      let base = 0;
-      for (const batch of source.batches) {
-        const mask = evaluateFilter(filter, batch, params as unknown[] | undefined);
-        for (let r = 0; r < batch.numRows; r++) if (!mask[r]) allowed[base + r] = 0;
-        base += batch.numRows;
-      }
-      let allowedCount = 0;
-      for (let i = 0; i < source.rowCount; i++) allowedCount += allowed[i];
-      out.push({ source, live: liveRows, liveCount, liveState, allowed, allowedCount, filterRows: source.rowCount });
+      const evaluate = (batch: RecordBatch) => evaluateFilter(filter, batch, params as unknown[] | undefined);
+      const evaluateRows = (from: number, mask: Uint8Array): number => {
+        // From scratch, a scalar index may narrow the rows the filter has to see.
+        const candidates = from === 0 && conjuncts.length > 0 ? candidatePositions(conjuncts, (name) => source.indexes.index<ScalarIndex>(name), source.rowCount) : undefined;
+        if (candidates) {
+          maskFromCandidates(source.batches, candidates, filter, evaluate, mask);
+          return candidates.length;
+        }
+        return evaluateBatchesFrom(source.batches, from, mask, evaluate);
+      };
+      const { allowed, allowedCount, filterRows } = filteredRows(source.cache, filterKey, source.rowCount, liveRows, liveState, evaluateRows);
+      out.push({ source, live: liveRows, liveCount, liveState, allowed, allowedCount, filterRows });
     });
   }
   return out;
+}
+
+/** A filter and its parameter values as a string, or undefined when they cannot be named exactly. */
+function memoKey(filter: Expr, params: readonly unknown[] | undefined): string | undefined {
+  try {
+    return JSON.stringify([filter, params ?? []], function (this: Record<string, unknown>, k: string, v: unknown) {
+      const raw = this[k]; // before toJSON (a Date arrives here as its ISO string)
+      if (raw instanceof Date) return { $date: raw.getTime() };
+      // Tagged objects: no string literal can produce the same text.
+      if (typeof v === 'bigint') return { $bigint: String(v) };
+      if (typeof v === 'number' && !Number.isFinite(v)) return { $number: String(v) };
+      if (ArrayBuffer.isView(v)) return { $view: v.constructor.name, values: Array.from(v as unknown as ArrayLike<number>, String) };
+      return v;
+    });
+  } catch {
+    return undefined;
+  }
 }
 
 export interface Hit {

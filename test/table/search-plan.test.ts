@@ -52,3 +52,41 @@ test('a filter conjunct on a scalar-indexed column narrows the rows the filter i
   t.like(planOf(await table.search({ vector: { column: 'vec', query }, k: 5, filter: 'id < 10 OR id > 2990' }))[0], { filterRows: 3000 });
   await db.close();
 });
+
+test('a repeated filter is evaluated once per source; after a put only the new rows are evaluated', async (t) => {
+  const db = await connect('memory://', { store: new MemoryObjectStore(), writer: { maxWalFlushIntervalMs: 0 } });
+  const table = await db.createTable('vecs', vecSchema, { primaryKey: 'id' });
+  await table.put(rows(0, 3000));
+  await table.flush();
+  await table.put(rows(3000, 3200));
+  const query = queries(1)[0];
+  const search = async (filter: string, params?: unknown[]) => {
+    const r = await table.search({ vector: { column: 'vec', query }, k: 3000, filter, params });
+    return { ids: [...r.getChild('id')!].map(Number).sort((a, b) => a - b), plan: planOf(r) };
+  };
+  const rowsOf = (plan: SourcePlan[]) => plan.map((p) => [p.rows, p.filterRows]).sort((a, b) => a[0]! - b[0]!);
+  const first = await search('id < 1000 OR id >= 3100');
+  t.deepEqual(rowsOf(first.plan), [[200, 200], [3000, 3000]]);
+  const again = await search('id < 1000 OR id >= 3100');
+  t.deepEqual(again.ids, first.ids);
+  t.deepEqual(rowsOf(again.plan), [[200, 0], [3000, 0]], 'nothing evaluated again on an unchanged snapshot');
+  // Parameters are part of the filter: another value is another filter.
+  const p1 = await search('id < $1', [10]);
+  const p2 = await search('id < $1', [20]);
+  t.is(p1.ids.length, 10);
+  t.is(p2.ids.length, 20);
+  // A put (upserting ids 0..9 and adding 3200..3209): only its rows are evaluated, and the
+  // upserted versions replace the generation's rows in the answer.
+  await table.put(rows(0, 10));
+  await table.put(rows(3200, 3210));
+  const afterPut = await search('id < 1000 OR id >= 3100');
+  const mem = afterPut.plan.find((p) => p.rows === 220)!;
+  t.is(mem.filterRows, 20);
+  t.is(afterPut.plan.find((p) => p.rows === 3000)!.filterRows, 0);
+  t.deepEqual(afterPut.ids, Array.from({ length: 3210 }, (_, i) => i).filter((i) => i < 1000 || i >= 3100));
+  // A delete hides rows the remembered filter had allowed.
+  await table.delete([3n, 6n, 3201n]);
+  const afterDelete = await search('id < 1000 OR id >= 3100');
+  t.deepEqual(afterDelete.ids, Array.from({ length: 3210 }, (_, i) => i).filter((i) => (i < 1000 || i >= 3100) && i !== 3 && i !== 6 && i !== 3201));
+  await db.close();
+});

@@ -1,0 +1,150 @@
+/**
+ * Search filters remembered per source, so a repeated filter costs what changed since the last
+ * query rather than a pass over every stored row.
+ *
+ * A filter is a deterministic function of a row's values, and a source's rows never change once
+ * written (a generation is immutable; a MemTable only appends). So per source and filter we keep
+ * - `mask`: 1 where the row passes the filter, for rows [0, rows) — extended by evaluating the
+ *   filter on appended rows only;
+ * - `allowed` = live ∧ mask with its count, for one live state (liveness.ts) — extended for rows
+ *   appended since, and cleared for the rows the state's `cleared` log lists since.
+ * An older snapshot than the memo (fewer rows), or one without a cached live state, is computed
+ * afresh and not remembered. At most MAX_FILTERS_PER_SOURCE filters are kept per source (least
+ * recently used dropped); each costs two bytes per row of the source.
+ */
+import type { RecordBatch } from 'apache-arrow';
+import type { LiveState } from '../memtable/liveness.js';
+
+/** Filters remembered per source. */
+export const MAX_FILTERS_PER_SOURCE = 4;
+
+interface FilterMemo {
+  key: string;
+  /** Rows [0, rows) of `mask` are evaluated. */
+  rows: number;
+  mask: Uint8Array;
+  state: LiveState;
+  /** Rows [0, liveRows) of `allowed` follow `state` up to `cleared` entries of its log. */
+  liveRows: number;
+  cleared: number;
+  allowed: Uint8Array;
+  allowedCount: number;
+}
+
+const memos = new WeakMap<object, FilterMemo[]>();
+
+export interface FilteredRows {
+  /** 1 = live and passing the filter ([0, rowCount)). */
+  allowed: Uint8Array;
+  allowedCount: number;
+  /** Rows the filter was evaluated on by this call. */
+  filterRows: number;
+}
+
+/**
+ * Fills mask[from, rowCount) with 1 where a row passes (the caller's evaluator; it may narrow
+ * with a scalar index when `from` is 0) and returns how many rows it evaluated.
+ */
+export type EvaluateRows = (from: number, mask: Uint8Array) => number;
+
+/**
+ * live ∧ filter for one source of a snapshot. `owner` identifies the source (its reader cache
+ * object), `key` the filter with its parameters (undefined: do not remember).
+ */
+export function filteredRows(
+  owner: object,
+  key: string | undefined,
+  rowCount: number,
+  live: Uint8Array,
+  state: LiveState | undefined,
+  evaluate: EvaluateRows,
+): FilteredRows {
+  let list = memos.get(owner);
+  const at = key === undefined || !list ? -1 : list.findIndex((m) => m.key === key);
+  let memo = at >= 0 ? list![at] : undefined;
+  if (key === undefined || state === undefined || state.rows !== rowCount || (memo && memo.rows > rowCount)) {
+    return fresh(rowCount, live, evaluate);
+  }
+  let filterRows = 0;
+  if (!memo) {
+    const mask = new Uint8Array(rowCount);
+    filterRows = evaluate(0, mask);
+    memo = { key, rows: rowCount, mask, state, liveRows: 0, cleared: state.cleared.length, allowed: new Uint8Array(rowCount), allowedCount: 0 };
+    if (!list) memos.set(owner, (list = []));
+    list.unshift(memo);
+    if (list.length > MAX_FILTERS_PER_SOURCE) list.pop();
+  } else {
+    if (at > 0) list!.unshift(...list!.splice(at, 1)); // most recently used first
+    if (memo.rows < rowCount) {
+      memo.mask = grow(memo.mask, rowCount);
+      memo.mask.fill(0, memo.rows, rowCount);
+      filterRows = evaluate(memo.rows, memo.mask);
+      memo.rows = rowCount;
+    }
+  }
+  if (memo.state !== state || memo.liveRows > rowCount) {
+    memo.state = state;
+    memo.liveRows = 0;
+    memo.allowedCount = 0;
+    memo.cleared = state.cleared.length;
+  } else {
+    // Rows that died since: drop them.
+    const { allowed } = memo;
+    for (let j = memo.cleared; j < state.cleared.length; j++) {
+      const pos = state.cleared[j];
+      if (pos < memo.liveRows && allowed[pos] === 1) {
+        allowed[pos] = 0;
+        memo.allowedCount--;
+      }
+    }
+    memo.cleared = state.cleared.length;
+  }
+  if (memo.liveRows < rowCount) {
+    memo.allowed = grow(memo.allowed, rowCount);
+    const { allowed, mask } = memo;
+    let count = 0;
+    for (let i = memo.liveRows; i < rowCount; i++) {
+      const v = live[i] & mask[i];
+      allowed[i] = v;
+      count += v;
+    }
+    memo.allowedCount += count;
+    memo.liveRows = rowCount;
+  }
+  return { allowed: memo.allowed.subarray(0, rowCount), allowedCount: memo.allowedCount, filterRows };
+}
+
+function fresh(rowCount: number, live: Uint8Array, evaluate: EvaluateRows): FilteredRows {
+  const mask = new Uint8Array(rowCount);
+  const filterRows = evaluate(0, mask);
+  let allowedCount = 0;
+  for (let i = 0; i < rowCount; i++) {
+    const v = live[i] & mask[i];
+    mask[i] = v;
+    allowedCount += v;
+  }
+  return { allowed: mask, allowedCount, filterRows };
+}
+
+function grow(buf: Uint8Array, need: number): Uint8Array {
+  if (buf.length >= need) return buf;
+  const out = new Uint8Array(Math.max(need, buf.length * 2));
+  out.set(buf);
+  return out;
+}
+
+/** Rows [from, end) of the batches through `evaluate` (whole batches; rows before `from` untouched). */
+export function evaluateBatchesFrom(batches: readonly RecordBatch[], from: number, mask: Uint8Array, evaluate: (batch: RecordBatch) => Uint8Array): number {
+  let base = 0;
+  let evaluated = 0;
+  for (const batch of batches) {
+    const end = base + batch.numRows;
+    if (end > from) {
+      const passed = evaluate(batch);
+      for (let r = Math.max(0, from - base); r < batch.numRows; r++) mask[base + r] = passed[r] ? 1 : 0;
+      evaluated += end - Math.max(base, from);
+    }
+    base = end;
+  }
+  return evaluated;
+}
