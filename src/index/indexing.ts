@@ -5,7 +5,7 @@
  */
 import type { TableSchema } from '../schema/table-schema.js';
 import type { IndexDef } from './index-def.js';
-import { SourceIndexes } from './source-indexes.js';
+import { type AsyncBuildOptions, SourceIndexes } from './source-indexes.js';
 import type { IvfPqModel } from './vector/ivf-pq-model.js';
 import type { RecordBatch } from 'apache-arrow';
 
@@ -45,5 +45,19 @@ export class IndexingContext {
   /** Adds any index the set lacks, over the rows it already holds. */
   complete(set: SourceIndexes, rows: readonly RecordBatch[]): void {
     for (const def of this.defsList) set.addIndex(def, this.model, rows);
+  }
+
+  /**
+   * `complete` in slices that yield to the event loop (`SourceIndexes.addIndexAsync`): an index
+   * missing from the set stays invisible until it covers every row; concurrent calls share the
+   * builds. Resolves once every index the set can have is built.
+   */
+  async completeAsync(set: SourceIndexes, rows: readonly RecordBatch[], options?: AsyncBuildOptions): Promise<void> {
+    await Promise.all(this.defsList.map((def) => set.addIndexAsync(def, this.model, rows, options)));
+  }
+
+  /** Builds one index (defined or not yet) for `set` in slices: see `SourceIndexes.addIndexAsync`. */
+  buildAsync(def: IndexDef, set: SourceIndexes, rows: readonly RecordBatch[], options?: AsyncBuildOptions): Promise<void> {
+    return set.addIndexAsync(def, this.model, rows, options);
   }
 }

@@ -14,7 +14,7 @@ import type { IndexDef } from './index-def.js';
 import { InvertedIndex } from './fts/inverted-index.js';
 import { ScalarIndex } from './scalar/scalar-index.js';
 import { IvfPqIndex } from './vector/ivf-pq-index.js';
-import type { IvfPqModel } from './vector/ivf-pq-model.js';
+import { type IvfPqModel, PQ_CODEWORDS } from './vector/ivf-pq-model.js';
 import { VectorSource } from './vector/vector-source.js';
 
 export type SourceIndex = IvfPqIndex | InvertedIndex | ScalarIndex;
@@ -25,6 +25,8 @@ export type ModelLookup = (def: IndexDef) => IvfPqModel | undefined;
 export class SourceIndexes {
   private readonly vectors = new Map<number, VectorSource>();
   private readonly indexes = new Map<string, { def: IndexDef; index: SourceIndex }>();
+  /** Indexes being built over existing rows in slices (`addIndexAsync`), not searchable yet. */
+  private readonly pending = new Map<string, PendingBuild>();
   private rows = 0;
 
   constructor(private readonly schema: TableSchema) {
@@ -58,6 +60,12 @@ export class SourceIndexes {
         for (const c of VectorSource.fromArrow([batch], col, first).chunks) source.append(c);
       }
       for (const { def, index } of this.indexes.values()) addTo(index, batch, this.columnIndex(def.column), first);
+      // A build still working through older rows queues these behind them; one that caught up
+      // (held for publishing) takes them now, like a published index.
+      for (const p of this.pending.values()) {
+        if (p.current) addTo(p.index!, batch, p.col, first);
+        else if (batch.numRows > 0) p.todo.push({ batch, first, done: 0 });
+      }
       this.rows += batch.numRows;
     }
   }
@@ -68,6 +76,13 @@ export class SourceIndexes {
    */
   addIndex(def: IndexDef, models: ModelLookup, existing: readonly RecordBatch[], prebuilt?: SourceIndex): void {
     if (this.indexes.has(def.name)) return;
+    if (!prebuilt && def.type === 'ivf_pq' && !models(def)) return;
+    const running = this.pending.get(def.name);
+    if (running) {
+      // A build in slices is under way: finish it now (synchronously), unless this replaces it.
+      if (!prebuilt && running.def.model === def.model) return this.attach(def.name);
+      this.discard(def.name);
+    }
     let index = prebuilt;
     if (!index) {
       index = createIndex(def, models, this.schema);
@@ -82,12 +97,205 @@ export class SourceIndexes {
     this.indexes.set(def.name, { def, index });
   }
 
+  /**
+   * `addIndex` without stalling the event loop (issue 7): the existing rows are indexed in slices
+   * (`sliceRows`, by default sized to take a few milliseconds), one slice per event-loop turn
+   * (setImmediate; builds of all sources take turns). Rows inserted while the build runs are
+   * queued behind the existing ones; the index
+   * becomes visible (`index(name)`, `hasIndex`, `entries`) only once it covers every row
+   * inserted so far — until then searches of this source go exact. Concurrent calls for one
+   * index share one build. `existing` must be the rows inserted so far, in position order.
+   *
+   * With `hold`, the caught-up index is kept back (still fed by `insert`) until `attach(name)`,
+   * so a caller can publish it together with the index definition; `discard(name)` drops it.
+   * Resolves once the build covers every inserted row.
+   */
+  addIndexAsync(def: IndexDef, models: ModelLookup, existing: readonly RecordBatch[], options: AsyncBuildOptions = {}): Promise<void> {
+    if (this.indexes.has(def.name)) return Promise.resolve();
+    if (def.type === 'ivf_pq' && !models(def)) return Promise.resolve();
+    const running = this.pending.get(def.name);
+    if (running && running.def.model === def.model) {
+      if (!options.hold && running.hold) {
+        running.hold = false;
+        if (running.current) this.attach(def.name);
+      }
+      return running.done;
+    }
+    if (running) this.discard(def.name);
+    let first = 0;
+    const todo: PendingBuild['todo'] = [];
+    for (const batch of existing) {
+      if (batch.numRows > 0) todo.push({ batch, first, done: 0 });
+      first += batch.numRows;
+    }
+    if (first !== this.rows) return Promise.reject(new Error(`addIndexAsync(${def.name}): ${first} existing rows given, the source holds ${this.rows}`));
+    const build: PendingBuild = {
+      def,
+      make: () => createIndex(def, models, this.schema)!,
+      col: this.columnIndex(def.column),
+      todo,
+      head: 0,
+      hold: options.hold ?? false,
+      current: false,
+      cancelled: false,
+      sliceRows: Math.max(1, Math.floor(options.sliceRows ?? defaultSliceRows(def, models))),
+      done: Promise.resolve(),
+    };
+    this.pending.set(def.name, build);
+    build.done = this.runBuild(build);
+    return build.done;
+  }
+
+  /** Whether an index is being built in slices (not yet searchable, or held). */
+  building(name: string): boolean {
+    return this.pending.has(name);
+  }
+
+  /** Publishes a build started by `addIndexAsync`, finishing it synchronously if it has not caught up. */
+  attach(name: string): void {
+    const p = this.pending.get(name);
+    if (!p) return;
+    while (p.head < p.todo.length) buildSlice(p, Infinity);
+    this.pending.delete(name);
+    this.indexes.set(name, { def: p.def, index: (p.index ??= p.make()) });
+  }
+
+  /** Drops a build started by `addIndexAsync` that is not published yet. */
+  discard(name: string): void {
+    const p = this.pending.get(name);
+    if (!p) return;
+    p.cancelled = true;
+    this.pending.delete(name);
+  }
+
+  /** One step per event-loop turn (`nextTurn`): making the index (an IVF-PQ index's takes tens of ms), then slices of rows. */
+  private async runBuild(p: PendingBuild): Promise<void> {
+    try {
+      for (;;) {
+        await nextTurn();
+        if (p.cancelled) return;
+        if (!p.index) {
+          p.index = p.make();
+          continue;
+        }
+        buildSlice(p, p.sliceRows);
+        if (p.head === p.todo.length) {
+          p.current = true;
+          p.todo = [];
+          p.head = 0;
+          if (!p.hold) this.attach(p.def.name);
+          return;
+        }
+      }
+    } catch (e) {
+      this.discard(p.def.name);
+      throw e;
+    }
+  }
+
   entries(): { def: IndexDef; index: SourceIndex }[] {
     return [...this.indexes.values()];
   }
 
   private columnIndex(column: string): number {
     return this.schema.stored.fields.findIndex((f) => f.name === column);
+  }
+}
+
+/** Options of `SourceIndexes.addIndexAsync`. */
+export interface AsyncBuildOptions {
+  /** Keep the caught-up index unpublished until `attach` (see `addIndexAsync`). */
+  hold?: boolean;
+  /** Rows indexed per slice (default: `defaultSliceRows`). */
+  sliceRows?: number;
+}
+
+/** An index being built over a source's existing rows in slices. */
+interface PendingBuild {
+  def: IndexDef;
+  make: () => SourceIndex;
+  /** Made in the build's first turn. */
+  index?: SourceIndex;
+  col: number;
+  /** Rows still to index, in position order: `batch` (at `first`) from its row `done` on. */
+  todo: { batch: RecordBatch; first: number; done: number }[];
+  /** First entry of `todo` not fully indexed. */
+  head: number;
+  hold: boolean;
+  /** Caught up with every inserted row: `insert` adds rows to it directly. */
+  current: boolean;
+  cancelled: boolean;
+  sliceRows: number;
+  done: Promise<void>;
+}
+
+/**
+ * Multiply-adds of IVF-PQ encoding per slice: a row costs about dim × (partitions + 256) of
+ * them (nearest centroid, then 256 codewords per subspace), ~125 µs at 128 dims and 256
+ * partitions, so a slice is ~40 rows there, ~5 ms on an idle core. A fixed row count rather
+ * than a clock keeps the interleaving the same from run to run (the simulation tests replay
+ * schedules by seed).
+ */
+const IVF_PQ_SLICE_WORK = 2_600_000;
+const FTS_SLICE_ROWS = 1000;
+const SCALAR_SLICE_ROWS = 16_384;
+
+/** Rows per slice of an index build, sized to take a few milliseconds. */
+export function defaultSliceRows(def: IndexDef, models: ModelLookup): number {
+  const model = def.type === 'ivf_pq' ? models(def) : undefined;
+  if (model) return Math.max(8, Math.floor(IVF_PQ_SLICE_WORK / (model.dim * (model.partitions + PQ_CODEWORDS))));
+  return def.type === 'fts' ? FTS_SLICE_ROWS : SCALAR_SLICE_ROWS;
+}
+
+/**
+ * Builds take turns: every step of every build in the process waits for its own event-loop
+ * turn (FIFO, one step per setImmediate), so builds of several sources started together run
+ * one slice between two turns, not one slice each.
+ */
+const turns: (() => void)[] = [];
+let turnScheduled = false;
+
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => {
+    turns.push(resolve);
+    if (!turnScheduled) scheduleTurn();
+  });
+}
+
+function scheduleTurn(): void {
+  turnScheduled = true;
+  setImmediate(() => {
+    turnScheduled = false;
+    // The step runs in the microtasks right after this callback; the next one, scheduled now,
+    // runs in the next turn of the loop (after timers and I/O).
+    turns.shift()?.();
+    if (turns.length > 0) scheduleTurn();
+  });
+}
+
+/** Indexes up to `budget` queued rows of a build. */
+function buildSlice(p: PendingBuild, budget: number): void {
+  const index = (p.index ??= p.make());
+  while (budget > 0 && p.head < p.todo.length) {
+    const t = p.todo[p.head];
+    const n = Math.min(budget, t.batch.numRows - t.done);
+    addRows(index, t.batch, p.col, t.first, t.done, t.done + n);
+    t.done += n;
+    budget -= n;
+    if (t.done === t.batch.numRows) p.head++;
+  }
+}
+
+/** Rows [from, to) of `batch` (whose row 0 is at position `first`). */
+function addRows(index: SourceIndex, batch: RecordBatch, col: number, first: number, from: number, to: number): void {
+  if (from === 0 && to === batch.numRows) return addTo(index, batch, col, first);
+  if (index instanceof IvfPqIndex) {
+    const dim = index.model.dim;
+    for (const c of VectorSource.fromArrow([batch], col, first).chunks) {
+      index.add({ start: c.start + from, count: to - from, data: c.data.subarray(from * dim, to * dim), validity: c.validity, bitOffset: c.bitOffset + from });
+    }
+  } else {
+    addTo(index, batch.slice(from, to), col, first + from);
   }
 }
 

@@ -211,7 +211,7 @@ export async function readGeneration(
 /**
  * Gives a loaded generation every current index: from its sidecar when the generation has one,
  * otherwise built from its rows (it was flushed before the index existed, or before the IVF-PQ
- * model was trained).
+ * model was trained), without stalling the event loop.
  */
 export async function loadIndexSidecars(
   store: ObjectStore,
@@ -237,7 +237,9 @@ export async function loadIndexSidecars(
       if (prebuilt) indexes.addIndex(def, indexing.model, batches, prebuilt);
     }),
   );
-  indexing.complete(indexes, batches);
+  // The rest are built from the rows in slices that yield to the event loop (a generation's
+  // IVF-PQ index takes seconds); concurrent loads of one generation share the builds.
+  await indexing.completeAsync(indexes, batches);
 }
 
 export async function readPrimaryKeyFilter(store: ObjectStore, layout: RegionLayout, folder: string): Promise<PrimaryKeyFilter> {

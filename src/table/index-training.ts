@@ -4,10 +4,15 @@
  * definition in table metadata names it. Every MemTable and generation of the table encodes
  * with that one model, so ADC distances are comparable everywhere (and refined distances are
  * exact anyway).
+ *
+ * Training runs in a worker thread (index/vector/train-worker.ts), so the event loop keeps
+ * serving while k-means runs (seconds at 100k × 128); the model is the one `trainIvfPq` gives
+ * in-process for the same rows (same seed).
  */
 import type { RecordBatch } from 'apache-arrow';
 import { DataError } from '../errors.js';
-import { decodeIvfPqModel, encodeIvfPqModel, type IvfPqModel, trainIvfPq } from '../index/vector/ivf-pq-model.js';
+import { decodeIvfPqModel, encodeIvfPqModel, type IvfPqModel } from '../index/vector/ivf-pq-model.js';
+import { type OffThreadOptions, trainIvfPqOffThread } from '../index/vector/train-worker.js';
 import { VectorSource } from '../index/vector/vector-source.js';
 import type { ObjectStore } from '../storage/object-store.js';
 import { randomUUID } from '../util/uuid.js';
@@ -27,7 +32,8 @@ export async function trainIndexModel(
   tableKey: string,
   def: IndexDef,
   batches: readonly RecordBatch[],
-): Promise<{ def: IndexDef; model: IvfPqModel } | { tooFew: number }> {
+  options?: OffThreadOptions,
+): Promise<{ def: IndexDef; model: IvfPqModel; offThread: boolean; reason?: string } | { tooFew: number }> {
   if (batches.length === 0) return { tooFew: 0 };
   const source = VectorSource.fromArrow([...batches], 0);
   let vectors = 0;
@@ -36,10 +42,10 @@ export async function trainIndexModel(
     else for (let i = 0; i < c.count; i++) if (c.validity[(c.bitOffset + i) >> 3] & (1 << ((c.bitOffset + i) & 7))) vectors++;
   }
   if (vectors < minTrainingVectors(def)) return { tooFew: vectors };
-  const model = trainIvfPq(source, { metric: def.metric ?? 'l2', partitions: def.partitions, subVectors: def.subVectors });
+  const { model, offThread, reason } = await trainIvfPqOffThread(source, { metric: def.metric ?? 'l2', partitions: def.partitions, subVectors: def.subVectors }, options);
   const file = `_indices/${def.name}-${randomUUID()}.arrow`;
   await store.putIfAbsent(`${tableKey}/${file}`, encodeIvfPqModel(model));
-  return { def: { ...def, model: file }, model };
+  return { def: { ...def, model: file }, model, offThread, reason };
 }
 
 export async function loadIndexModel(store: ObjectStore, tableKey: string, def: IndexDef): Promise<IvfPqModel> {

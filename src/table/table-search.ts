@@ -154,8 +154,9 @@ async function searchSources(ctx: TableContext, states: readonly { layout: Regio
     for (let m = state.memtables.length - 1; m >= 0; m--) {
       const { memtable, batchCount } = state.memtables[m];
       if (batchCount === 0) continue;
-      // Indexes created after this MemTable started are built over its rows now.
-      ctx.indexing.complete(memtable.indexes!, memtable.store.range(0, memtable.indexed));
+      // Indexes created after this MemTable started are built over its rows now, in slices that
+      // yield to the event loop; concurrent searches share the build.
+      await ctx.indexing.completeAsync(memtable.indexes!, memtable.store.range(0, memtable.indexed));
       sources.push({ batches: memtable.store.range(0, batchCount), rowCount: memtable.store.rowsBefore(batchCount), indexes: memtable.indexes!, cache: memtable.cache });
     }
     const gens = [...state.manifest.flushedGenerations].sort((a, b) => b.generation - a.generation);

@@ -30,6 +30,7 @@ import { type RegionReadState, RegionWriter, type RegionWriterStats } from '../r
 import { type RegionWriterConfig, resolveWriterConfig } from '../region/writer-config.js';
 import { keyVectorData } from '../schema/primary-key.js';
 import { type CreateIndexOptions, type IndexDef, makeIndexDef } from '../index/index-def.js';
+import type { SourceIndexes } from '../index/source-indexes.js';
 import { type SearchRequest, runSearch } from './table-search.js';
 import { minTrainingVectors, trainIndexModel } from './index-training.js';
 import type { TableContext } from './table-context.js';
@@ -54,6 +55,8 @@ export class Table {
   private readonly trainingGate = new Map<string, { storedRows: number; vectors: number }>();
   /** An IVF-PQ training in progress (one at a time per table). */
   private trainingNow: Promise<void> | undefined;
+  /** Indexes whose createIndex is under way (training, building), by name. */
+  private readonly creating = new Set<string>();
 
   constructor(private readonly ctx: TableContext) {
     this.name = ctx.meta.name;
@@ -111,12 +114,13 @@ export class Table {
       const dedup = new KeyDeduper(keyIndexes, tombstoneIndex);
       for (let m = state.memtables.length - 1; m >= 0; m--) {
         const snap = state.memtables[m];
-        yield* emit(dedup, snap.memtable.store.range(0, snap.batchCount), project);
+        const batches = snap.memtable.store.range(0, snap.batchCount);
+        yield* emit(await survivorsInSlices(dedup, batches), batches, project);
       }
       const gens = [...state.manifest.flushedGenerations].sort((a, b) => b.generation - a.generation);
       for (const g of gens) {
         const loaded = await this.ctx.generations.get(layout, g.generation, g.path);
-        yield* emit(dedup, loaded.batches, project);
+        yield* emit(await survivorsInSlices(dedup, loaded.batches), loaded.batches, project);
       }
     }
   }
@@ -128,17 +132,27 @@ export class Table {
 
   /**
    * Creates an index on a column: `{ type: 'ivf_pq', metric?, partitions?, subVectors? }`,
-   * `{ type: 'fts', stem?, stopWords? }` or `{ type: 'scalar' }`. Existing rows are indexed
-   * (MemTables now, generations when next loaded); an IVF-PQ model is trained from the table's
-   * rows when there are enough, otherwise the first time a search finds enough.
+   * `{ type: 'fts', stem?, stopWords? }` or `{ type: 'scalar' }`. An IVF-PQ model is trained from
+   * the table's rows when there are enough, otherwise the first time a search finds enough.
+   * Every source's existing rows (MemTables and loaded generations) are indexed before this
+   * resolves, without blocking the event loop (issue 7): the model trains in a worker thread and
+   * rows are indexed in slices that yield between them. Searches meanwhile see the table as it
+   * was — no such index, so exact — until the index is published on every source at once.
    */
   async createIndex(column: string, options: CreateIndexOptions): Promise<IndexDef> {
     this.checkOpen();
     const field = this.ctx.schema.user.fields.find((f) => f.name === column);
     let def = makeIndexDef(field, column, options);
-    if (this.ctx.indexing.defs.some((d) => d.name === def.name)) throw new AlreadyExistsError(`index ${def.name} already exists on table ${this.name}`);
-    if (def.type === 'ivf_pq') def = (await this.train(def)) ?? def;
-    await this.commitIndexDef(def);
+    if (this.ctx.indexing.defs.some((d) => d.name === def.name) || this.creating.has(def.name)) {
+      throw new AlreadyExistsError(`index ${def.name} already exists on table ${this.name}`);
+    }
+    this.creating.add(def.name);
+    try {
+      if (def.type === 'ivf_pq') def = (await this.train(def)) ?? def;
+      await this.publishIndex(def);
+    } finally {
+      this.creating.delete(def.name);
+    }
     return def;
   }
 
@@ -226,7 +240,7 @@ export class Table {
     if (!this.trainingNow) {
       this.trainingNow = (async () => {
         const trained = await this.train(def);
-        if (trained) await this.commitIndexDef(trained);
+        if (trained) await this.publishIndex(trained);
       })().finally(() => (this.trainingNow = undefined));
     }
     await this.trainingNow;
@@ -242,8 +256,55 @@ export class Table {
     return n;
   }
 
-  /** Records an index definition in a new metadata version and starts maintaining it. */
-  private async commitIndexDef(def: IndexDef): Promise<void> {
+  /**
+   * Builds `def` over every source of the table, in slices that yield to the event loop, then
+   * records it and publishes those builds in one synchronous step — so a search meanwhile sees
+   * the table as it was (no such index, or an untrained one: exact search) and never a source
+   * whose index is half built. Rows written during the build are added to it (see
+   * `SourceIndexes.addIndexAsync`); sources that appear meanwhile are completed right after.
+   */
+  private async publishIndex(def: IndexDef): Promise<void> {
+    const staged: SourceIndexes[] = [];
+    try {
+      if (this.ctx.indexing.canBuild(def)) {
+        const builds: Promise<void>[] = [];
+        const stage = (set: SourceIndexes, rows: readonly RecordBatch[]) => {
+          staged.push(set);
+          builds.push(this.ctx.indexing.buildAsync(def, set, rows, { hold: true }));
+        };
+        for (const { layout, state } of await this.readStates()) {
+          for (const { memtable } of state.memtables) stage(memtable.indexes!, memtable.store.range(0, memtable.indexed));
+          for (const g of state.manifest.flushedGenerations) {
+            const loaded = await this.ctx.generations.get(layout, g.generation, g.path);
+            stage(loaded.indexes, loaded.batches);
+          }
+        }
+        await Promise.all(builds);
+      }
+      await this.commitIndexDef(def, staged);
+    } finally {
+      // Published builds are no longer pending; after a failure the held ones are dropped.
+      for (const set of staged) set.discard(def.name);
+    }
+  }
+
+  /** Builds every current index that a source of the table lacks (in slices, see above). */
+  private async completeSources(): Promise<void> {
+    const work: Promise<unknown>[] = [];
+    for (const { layout, state } of await this.readStates()) {
+      for (const { memtable } of state.memtables) work.push(this.ctx.indexing.completeAsync(memtable.indexes!, memtable.store.range(0, memtable.indexed)));
+      // A generation's missing indexes come from its sidecars or are built when it is got.
+      for (const g of state.manifest.flushedGenerations) work.push(this.ctx.generations.get(layout, g.generation, g.path));
+    }
+    await Promise.all(work);
+  }
+
+  /**
+   * Records an index definition in a new metadata version and starts maintaining it: `staged`
+   * sources hold a finished (held) build of it, published in the step that publishes the
+   * definition; any other source gets it built in slices before this resolves.
+   */
+  private async commitIndexDef(def: IndexDef, staged: readonly SourceIndexes[] = []): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       const latest = await this.ctx.metaStore.readLatest();
       if (!latest) throw new NotFoundError(`table ${this.name} has no metadata (dropped?)`);
@@ -258,6 +319,9 @@ export class Table {
       }
     }
     this.ctx.indexing.setDefs(this.ctx.meta.indexes ?? []);
+    for (const set of staged) set.attach(def.name);
+    await this.completeSources();
+    // Whatever is still missing (nothing, normally) is built synchronously by the writers.
     for (const p of this.writers.values()) {
       const w = await p.catch(() => undefined);
       w?.refreshIndexes();
@@ -382,8 +446,55 @@ interface Projection {
   indexes: number[];
 }
 
-function* emit(dedup: KeyDeduper, batches: readonly RecordBatch[], project: Projection): Generator<RecordBatch> {
-  const survivors = dedup.survivors(batches);
+/** Rows deduplicated between two yields to the event loop (a key costs a few µs). */
+const DEDUP_SLICE_ROWS = 4096;
+
+/**
+ * `dedup.survivors(batches)`, computed over slices of at most DEDUP_SLICE_ROWS rows (newest row
+ * first, as it walks) with a yield to the event loop between them, so scanning a large source —
+ * IVF-PQ training scans the whole table — does not stall the process (issue 7).
+ */
+async function survivorsInSlices(dedup: KeyDeduper, batches: readonly RecordBatch[]): Promise<(Uint32Array | undefined)[]> {
+  const out: (Uint32Array | undefined)[] = new Array(batches.length);
+  let rows = 0;
+  const pause = async (n: number) => {
+    if ((rows += n) < DEDUP_SLICE_ROWS) return;
+    rows = 0;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  };
+  for (let b = batches.length - 1; b >= 0; b--) {
+    const batch = batches[b];
+    const n = batch.numRows;
+    if (n <= DEDUP_SLICE_ROWS) {
+      out[b] = dedup.survivors([batch])[0];
+      await pause(n);
+      continue;
+    }
+    // Newest slice first; each slice's kept rows, ascending, shifted to batch row numbers.
+    const kept: Uint32Array[] = [];
+    let total = 0;
+    for (let end = n; end > 0; end -= DEDUP_SLICE_ROWS) {
+      const start = Math.max(0, end - DEDUP_SLICE_ROWS);
+      const keep = dedup.survivors([batch.slice(start, end)])[0];
+      const rowsKept = keep ?? Uint32Array.from({ length: end - start }, (_, i) => i);
+      for (let i = 0; i < rowsKept.length; i++) rowsKept[i] += start;
+      kept.push(rowsKept);
+      total += rowsKept.length;
+      await pause(end - start);
+    }
+    if (total === n) continue;
+    const all = new Uint32Array(total);
+    let o = 0;
+    for (let i = kept.length - 1; i >= 0; i--) {
+      all.set(kept[i], o);
+      o += kept[i].length;
+    }
+    out[b] = all;
+  }
+  return out;
+}
+
+function* emit(survivors: readonly (Uint32Array | undefined)[], batches: readonly RecordBatch[], project: Projection): Generator<RecordBatch> {
   for (let i = 0; i < batches.length; i++) {
     const keep = survivors[i];
     if (keep !== undefined && keep.length === 0) continue;
