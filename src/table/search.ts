@@ -22,6 +22,7 @@ import type { SourceIndexes } from '../index/source-indexes.js';
 import { flatKnn } from '../index/vector/flat-knn.js';
 import type { Metric } from '../index/vector/distance.js';
 import { IvfPqIndex, type IvfPqPart } from '../index/vector/ivf-pq-index.js';
+import { TopK } from '../index/vector/top-k.js';
 import type { IndexDef } from '../index/index-def.js';
 import { regionLiveness } from '../memtable/liveness.js';
 import { evaluateBatchesFrom, filteredRows } from './filter-memo.js';
@@ -311,13 +312,24 @@ export function textHits(prepared: readonly PreparedSource[], def: IndexDef, que
           : p.index.statsExcluding(terms, p.source.rowCount, (pos) => p.live[pos] === 0);
     stats = mergeFtsStats(stats, local);
   }
-  const hits: Hit[] = [];
-  for (const { source, allowed, allowedCount, index } of withIndex) {
+  // Largest sources first; each later source only needs rows that can beat the k-th best score
+  // found so far, which its MaxScore pruning starts from (slightly lowered, so float32 rounding
+  // of the reported scores cannot drop a tie).
+  const order = withIndex.map((_, i) => i).sort((a, b) => withIndex[b].source.rowCount - withIndex[a].source.rowCount || a - b);
+  const best = new TopK(k); // by −score
+  const hits: (Hit & { rank: number })[] = [];
+  for (const s of order) {
+    const { source, allowed, allowedCount, index } = withIndex[s];
     if (allowedCount === 0) continue;
-    const r = index.search(query, { k, stats, allowed: (pos) => allowed[pos] === 1, maxPosition: source.rowCount });
-    for (let i = 0; i < r.positions.length; i++) hits.push({ source, position: r.positions[i], value: r.scores[i] });
+    const minScore = best.full ? -best.bound * (1 - 1e-6) : undefined;
+    const r = index.search(query, { k, stats, allowed: (pos) => allowed[pos] === 1, maxPosition: source.rowCount, minScore });
+    for (let i = 0; i < r.positions.length; i++) {
+      hits.push({ source, position: r.positions[i], value: r.scores[i], rank: s });
+      best.offer(-r.scores[i], hits.length);
+    }
   }
-  hits.sort((a, b) => b.value - a.value);
+  // Score, then newest source, then position: the same order whatever order sources ran in.
+  hits.sort((a, b) => b.value - a.value || a.rank - b.rank || a.position - b.position);
   return hits.slice(0, k);
 }
 

@@ -140,6 +140,12 @@ export interface FtsSearchOptions {
   allowed?: (pos: number) => boolean;
   /** Visibility cutoff: only rows with position < maxPosition are searched. */
   maxPosition?: number;
+  /**
+   * Rows scoring below this cannot be wanted (a caller merging several sources passes the k-th
+   * best score found so far): MaxScore pruning starts from it. Rows below it may still be
+   * returned; rows at or above it that belong in the top k always are.
+   */
+  minScore?: number;
 }
 
 export interface FtsSearchResult {
@@ -791,7 +797,7 @@ export class InvertedIndex {
       this.compactTouched((d) => this.mustCnt[d] === must.length);
       for (const p of live) this.runClause(p, Mode.ShouldWithMust, avgdl);
     } else {
-      this.runShouldOnly(live, k, avgdl, opts.allowed);
+      this.runShouldOnly(live, k, avgdl, opts.allowed, opts.minScore ?? -Infinity);
     }
     return this.topK(k, opts.allowed);
   }
@@ -805,24 +811,26 @@ export class InvertedIndex {
    * each check the touched rows not yet seen are tested once, and rows it rejects are dropped
    * (they can never be results; their touched stamp keeps later clauses from re-adding them).
    */
-  private runShouldOnly(plans: Plan[], k: number, avgdl: number, allowed: ((pos: number) => boolean) | undefined): void {
+  private runShouldOnly(plans: Plan[], k: number, avgdl: number, allowed: ((pos: number) => boolean) | undefined, minScore: number): void {
     plans.sort((a, b) => a.cost - b.cost);
     const n = plans.length;
     const rest = new Float64Array(n + 1);
     for (let i = n - 1; i >= 0; i--) rest[i] = rest[i + 1]! + this.upperBound(plans[i]!, avgdl);
+    if (rest[0]! < minScore) return; // no row can reach the caller's threshold
     let update = false;
     for (let i = 0; i < n; i++) {
       const p = plans[i]!;
-      if (i > 0 && this.nTouched >= k && (update || p.cost >= 64)) {
-        if (allowed !== undefined) this.keepAllowed(allowed);
+      if (i > 0 && (update || p.cost >= 64) && (this.nTouched >= k || rest[i]! < minScore)) {
+        let theta = minScore;
         if (this.nTouched >= k) {
-          const theta = this.kthScore(k);
-          if (rest[i]! < theta) {
-            update = true;
-            const bound = theta - rest[i]!;
-            const scores = this.scores;
-            this.compactTouched((d) => scores[d]! >= bound);
-          }
+          if (allowed !== undefined) this.keepAllowed(allowed);
+          if (this.nTouched >= k) theta = Math.max(theta, this.kthScore(k));
+        }
+        if (rest[i]! < theta) {
+          update = true;
+          const bound = theta - rest[i]!;
+          const scores = this.scores;
+          this.compactTouched((d) => scores[d]! >= bound);
         }
       }
       this.runClause(p, update ? Mode.Update : Mode.Touch, avgdl);
