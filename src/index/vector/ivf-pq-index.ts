@@ -43,7 +43,8 @@ import { Field, FixedSizeBinary, makeData, RecordBatch, Schema, Struct, Table, T
 import { distanceAt, dotBetween, l2Between, normSqAt, vectorNorm } from './distance.js';
 import { checkQuery, type KnnResult } from './flat-knn.js';
 import { PQ_CODEWORDS, normaliseInPlace, validateIvfPqModel, type IvfPqModel } from './ivf-pq-model.js';
-import { NearestCentroids, nearestSmallMany, squaredNorms } from './kmeans.js';
+import { NearestCentroids, squaredNorms } from './kmeans.js';
+import { simdAvailable, stageRows } from './simd-kernels.js';
 import { adcKernel } from './adc-kernel.js';
 import { TopK } from './top-k.js';
 import type { VectorChunk, VectorSource } from './vector-source.js';
@@ -95,10 +96,16 @@ export class IvfPqIndex {
   /** l2 only: max |term| per partition, for the rounding tolerance of range pruning. */
   private readonly maxAbsTerm: Float64Array;
   private readonly cbNorms: Float64Array[];
+  /** The same ‖codeword‖², subspace s codeword j at s·256 + j. */
+  private readonly cbNormsFlat: Float64Array;
   private readonly blockResiduals: Float32Array;
   private readonly blockPartitions: Int32Array;
   private readonly blockPositions: Float64Array;
   private readonly blockCodes: Uint8Array;
+  /** The block's reconstructed residuals r̂ (the chosen codewords). */
+  private readonly blockRecon: Float32Array;
+  private readonly blockErrors = new Float64Array(ADD_BLOCK);
+  private readonly blockTerms = new Float64Array(ADD_BLOCK);
 
   constructor(model: IvfPqModel) {
     validateIvfPqModel(model);
@@ -110,16 +117,17 @@ export class IvfPqIndex {
     this.maxError = new Float64Array(P);
     this.terms = Array.from({ length: P }, () => new Float32Array(0));
     this.maxAbsTerm = new Float64Array(P);
-    this.ivf = new NearestCentroids(model.centroids, P, model.dim);
+    const enc = encodersFor(model);
+    this.ivf = enc.ivf;
+    this.pq = enc.pq;
     const cbSize = PQ_CODEWORDS * model.subDim;
-    this.pq = Array.from(
-      { length: model.subVectors },
-      (_, s) => new NearestCentroids(model.codebooks.subarray(s * cbSize, (s + 1) * cbSize), PQ_CODEWORDS, model.subDim),
-    );
     this.cbNorms = Array.from({ length: model.subVectors }, (_, s) =>
       squaredNorms(model.codebooks.subarray(s * cbSize, (s + 1) * cbSize), PQ_CODEWORDS, model.subDim),
     );
+    this.cbNormsFlat = new Float64Array(model.subVectors * PQ_CODEWORDS);
+    for (let s = 0; s < model.subVectors; s++) this.cbNormsFlat.set(this.cbNorms[s], s * PQ_CODEWORDS);
     this.blockResiduals = new Float32Array(ADD_BLOCK * model.dim);
+    this.blockRecon = new Float32Array(ADD_BLOCK * model.dim);
     this.blockPartitions = new Int32Array(ADD_BLOCK);
     this.blockPositions = new Float64Array(ADD_BLOCK);
     this.blockCodes = new Uint8Array(ADD_BLOCK * model.subVectors);
@@ -142,7 +150,7 @@ export class IvfPqIndex {
 
   /** Indexes every non-null, finite vector of the chunk under its row position. */
   add(chunk: VectorChunk): void {
-    const { dim, centroids, metric } = this.model;
+    const { dim, metric } = this.model;
     const { start, count, data, validity, bitOffset } = chunk;
     if (data.length < count * dim) throw new Error(`vector chunk holds ${data.length} values, needs ${count} × ${dim}`);
     if (!Number.isInteger(start) || start < 0 || start + count > 0x1_0000_0000) {
@@ -164,10 +172,6 @@ export class IvfPqIndex {
       const ro = b * dim;
       resid.set(data.subarray(off, off + dim), ro);
       if (metric === 'cosine') normaliseInPlace(resid, ro, dim);
-      const p = this.ivf.nearest(resid, ro);
-      const co = p * dim;
-      for (let d = 0; d < dim; d++) resid[ro + d] -= centroids[co + d];
-      this.blockPartitions[b] = p;
       this.blockPositions[b] = start + i;
       if (++b === ADD_BLOCK) {
         this.flushBlock(b);
@@ -177,32 +181,60 @@ export class IvfPqIndex {
     if (b > 0) this.flushBlock(b);
   }
 
-  /** PQ-encodes the block's residuals, one subspace at a time, and appends the rows. */
+  /**
+   * Assigns the block's rows to partitions (all rows against all centroids at once), turns them
+   * into residuals, PQ-encodes those one sub-space at a time (staged once for the SIMD kernel)
+   * and appends the rows.
+   */
   private flushBlock(count: number): void {
-    const { dim, subVectors: M, subDim, codebooks } = this.model;
+    const { dim, subVectors: M, subDim, codebooks, centroids } = this.model;
     const resid = this.blockResiduals;
     const codes = this.blockCodes;
-    const cbSize = PQ_CODEWORDS * subDim;
-    for (let s = 0; s < M; s++) {
-      nearestSmallOrAny(resid, s * subDim, dim, count, codebooks.subarray(s * cbSize, (s + 1) * cbSize), this.cbNorms[s], subDim, codes, s, M, this.pq[s]);
-    }
+    const parts = this.blockPartitions;
+    this.ivf.nearestMany(resid, 0, dim, count, parts, 0, 1);
     for (let b = 0; b < count; b++) {
-      // Reconstruction error ‖r − r̂‖ bounds the ADC error of this row.
-      let err = 0;
       const ro = b * dim;
-      for (let s = 0; s < M; s++) err += l2Between(resid, ro + s * subDim, codebooks, (s * PQ_CODEWORDS + codes[b * M + s]) * subDim, subDim);
-      const e = Math.sqrt(err);
-      const p = this.blockPartitions[b];
+      const co = parts[b] * dim;
+      for (let d = 0; d < dim; d++) resid[ro + d] -= centroids[co + d];
+    }
+    const staged = this.pq[0].accelerated ? stageRows(resid, 0, dim, count, dim) : null;
+    const recon = this.blockRecon;
+    for (let s = 0; s < M; s++) {
+      const pq = this.pq[s];
+      pq.nearestMany(resid, s * subDim, dim, count, codes, s, M, staged, s * subDim);
+      // The chosen codewords, while this sub-space's codebook is in cache (random accesses
+      // to the whole codebook array would miss it when it exceeds L2, e.g. 768 dims).
+      pq.copyCentroids(codes, s, M, count, recon, s * subDim, dim);
+    }
+    const l2 = this.model.metric === 'l2';
+    const err = this.blockErrors;
+    const terms = this.blockTerms;
+    errorsAndTerms(resid, recon, codes, parts, count, dim, M, subDim, centroids, this.cbNormsFlat, err, terms);
+    for (let b = 0; b < count; b++) {
+      const p = parts[b];
+      const e = Math.sqrt(err[b]);
       if (e > this.maxError[p]) this.maxError[p] = e;
-      this.append(p, this.blockPositions[b], codes, b * M);
+      this.append(p, this.blockPositions[b], codes, b * M, l2 ? terms[b] : 0);
     }
   }
 
-  private append(p: number, pos: number, codes: Uint8Array, codeOffset: number): void {
-    const { subVectors: M, subDim, dim, centroids, codebooks, metric } = this.model;
+  /** l2 term of a row of partition p with codes at `codes[off ..)`: Σ_s ‖r̂_s‖² + 2 c_p·r̂_s. */
+  private termOf(p: number, codes: Uint8Array, off: number): number {
+    const { subVectors: M, subDim, dim, centroids, codebooks } = this.model;
+    let term = 0;
+    for (let s = 0; s < M; s++) {
+      const code = codes[off + s];
+      term += this.cbNormsFlat[s * PQ_CODEWORDS + code] + 2 * dotBetween(centroids, p * dim + s * subDim, codebooks, (s * PQ_CODEWORDS + code) * subDim, subDim);
+    }
+    return term;
+  }
+
+  /** Appends a row; `term` is its l2 term (computed from the codes when omitted). */
+  private append(p: number, pos: number, codes: Uint8Array, codeOffset: number, term?: number): void {
+    const M = this.model.subVectors;
     const n = this.sizes[p];
     let positions = this.positions[p];
-    const l2 = metric === 'l2';
+    const l2 = this.model.metric === 'l2';
     if (n === positions.length) {
       const cap = Math.max(INITIAL_CAPACITY, positions.length * 2);
       const np = new Uint32Array(cap);
@@ -220,18 +252,11 @@ export class IvfPqIndex {
     positions[n] = pos;
     const c = this.codes[p];
     const o = n * M;
-    let term = 0;
-    for (let s = 0; s < M; s++) {
-      const code = codes[codeOffset + s];
-      c[o + s] = code;
-      if (l2) {
-        const cw = (s * PQ_CODEWORDS + code) * subDim;
-        term += this.cbNorms[s][code] + 2 * dotBetween(centroids, p * dim + s * subDim, codebooks, cw, subDim);
-      }
-    }
+    for (let s = 0; s < M; s++) c[o + s] = codes[codeOffset + s];
     if (l2) {
-      this.terms[p][n] = term;
-      const a = Math.abs(term);
+      const t = term ?? this.termOf(p, codes, codeOffset);
+      this.terms[p][n] = t;
+      const a = Math.abs(t);
       if (a > this.maxAbsTerm[p]) this.maxAbsTerm[p] = a;
     }
     this.sizes[p] = n + 1;
@@ -706,25 +731,92 @@ function maxAbsPerSubspace(lut: Float32Array, M: number): number {
   return total;
 }
 
-/** Codes for `count` sub-vectors: the brute-force kernel for small widths, else the general search. */
-function nearestSmallOrAny(
-  x: Float32Array,
-  xo: number,
-  stride: number,
+/**
+ * Per block row b < count: squared reconstruction error ‖r − r̂‖² (→ err[b]) and l2 term
+ * Σ_s ‖r̂_s‖² + 2 c_p·r̂_s (→ terms[b]), from the residuals and reconstructions (r̂ = the chosen
+ * codewords, `recon`), one sequential pass per row. Per sub-space the same operations in the
+ * same order as l2Between / dotBetween (four accumulators), summed over s in order, so the
+ * values equal Σ_s l2Between(r_s, r̂_s) and `IvfPqIndex.termOf` bit for bit.
+ */
+function errorsAndTerms(
+  resid: Float32Array,
+  recon: Float32Array,
+  codes: Uint8Array,
+  parts: Int32Array,
   count: number,
-  cb: Float32Array,
-  norms: Float64Array,
+  dim: number,
+  M: number,
   subDim: number,
-  out: Uint8Array,
-  oo: number,
-  os: number,
-  general: NearestCentroids,
+  centroids: Float32Array,
+  cbNorms: Float64Array,
+  errOut: Float64Array,
+  termOut: Float64Array,
 ): void {
-  if (subDim <= 16) {
-    nearestSmallMany(x, xo, stride, count, cb, norms, PQ_CODEWORDS, subDim, out, oo, os);
-    return;
+  for (let b = 0; b < count; b++) {
+    const po = parts[b] * dim;
+    const bo = b * M;
+    let err = 0;
+    let term = 0;
+    for (let s = 0; s < M; s++) {
+      const xo = b * dim + s * subDim;
+      const qo = po + s * subDim;
+      let e0 = 0, e1 = 0, e2 = 0, e3 = 0, t0 = 0, t1 = 0, t2 = 0, t3 = 0;
+      let i = 0;
+      for (; i + 3 < subDim; i += 4) {
+        const c0 = recon[xo + i], c1 = recon[xo + i + 1], c2 = recon[xo + i + 2], c3 = recon[xo + i + 3];
+        const d0 = resid[xo + i] - c0, d1 = resid[xo + i + 1] - c1, d2 = resid[xo + i + 2] - c2, d3 = resid[xo + i + 3] - c3;
+        e0 += d0 * d0;
+        e1 += d1 * d1;
+        e2 += d2 * d2;
+        e3 += d3 * d3;
+        t0 += centroids[qo + i] * c0;
+        t1 += centroids[qo + i + 1] * c1;
+        t2 += centroids[qo + i + 2] * c2;
+        t3 += centroids[qo + i + 3] * c3;
+      }
+      for (; i < subDim; i++) {
+        const c = recon[xo + i];
+        const d = resid[xo + i] - c;
+        e0 += d * d;
+        t0 += centroids[qo + i] * c;
+      }
+      err += e0 + e1 + e2 + e3;
+      term += cbNorms[s * PQ_CODEWORDS + codes[bo + s]] + 2 * (t0 + t1 + t2 + t3);
+    }
+    errOut[b] = err;
+    termOut[b] = term;
   }
-  for (let i = 0; i < count; i++) out[oo + i * os] = general.nearest(x, xo + i * stride);
+}
+
+interface Encoders {
+  ivf: NearestCentroids;
+  pq: NearestCentroids[];
+  simd: boolean;
+}
+
+/**
+ * Nearest-centroid searchers of a model (IVF centroids and one per PQ sub-space), shared by every
+ * index over that model (models are immutable), so a new index — a MemTable's, a flush's
+ * `remapped` copy — costs no set-up; rebuilt when the SIMD kernel was switched on or off.
+ */
+const encoderCache = new WeakMap<IvfPqModel, Encoders>();
+
+function encodersFor(model: IvfPqModel): Encoders {
+  const simd = simdAvailable();
+  let enc = encoderCache.get(model);
+  if (enc === undefined || enc.simd !== simd) {
+    const cbSize = PQ_CODEWORDS * model.subDim;
+    enc = {
+      ivf: new NearestCentroids(model.centroids, model.partitions, model.dim),
+      pq: Array.from(
+        { length: model.subVectors },
+        (_, s) => new NearestCentroids(model.codebooks.subarray(s * cbSize, (s + 1) * cbSize), PQ_CODEWORDS, model.subDim),
+      ),
+      simd,
+    };
+    encoderCache.set(model, enc);
+  }
+  return enc;
 }
 
 /**

@@ -2,20 +2,28 @@
  * k-means for IVF partitioning and PQ codebooks: k-means++ seeding with a seeded PRNG, Lloyd
  * iterations, and empty-cluster repair. Squared-L2 throughout (cosine callers normalise first).
  *
- * Cost is dominated by nearest-centroid searches; all shortcuts below are exact (the result is
- * always a nearest centroid):
+ * Cost is dominated by nearest-centroid searches, all exact (the result is always a nearest
+ * centroid, the lowest index among equally near ones):
  * - k-means++: a new centre c can only capture x if ‖c − c(x)‖ < 2‖x − c(x)‖ (triangle
  *   inequality), so most points skip the distance computation once a few dozen centres exist.
- * - `NearestCentroids` for dim > 16 (IVF): Orchard's method with restarts. The other centroids
- *   are listed by distance from the current best g; any c_j with ‖c_g − c_j‖ > 2‖x − c_g‖ cannot
- *   be closer than c_g, so the scan of g's list stops there, and moves to a closer centroid as
- *   soon as one is found. Lloyd iterations start from the previous assignment; cold searches
- *   start from the nearest centroid in a 16-dimensional random projection. Distances are
- *   abandoned once their partial sum exceeds the best (every 32 dimensions).
- * - dim ≤ 16 (PQ sub-vectors): a tight brute-force argmin of ‖c‖² − 2 x·c, with width-8
- *   sub-vectors encoded two at a time (`nearestSmallMany`).
+ * - `NearestCentroids` (Lloyd assignment, IVF assignment and PQ encoding of the index): the
+ *   WebAssembly SIMD kernel of simd-kernels.ts computes ‖c‖² − 2x·c for blocks of rows against
+ *   all centroids (blocked, f32) and certifies its argmin against its rounding error bound; the
+ *   rare close calls (and everything, without WebAssembly SIMD) are decided by the exact
+ *   float64 reference below, so both paths give identical results.
  */
-import { dotBetween, l2Between } from './distance.js';
+import { l2Between, normSqAt } from './distance.js';
+import {
+  argminStaged,
+  certifyTolerance,
+  copyColumns,
+  MAX_CERTIFIED_NORM,
+  SimdMatrix,
+  stagedDistances,
+  stageRows,
+  STAGE_ROWS,
+  type StagedRows,
+} from './simd-kernels.js';
 
 // ---- PRNG ------------------------------------------------------------------------------------
 
@@ -127,24 +135,24 @@ export function nearestSmall(x: Float32Array, xo: number, c: Float32Array, norms
   return best;
 }
 
-/** Dimensions of the random projection used to guess a starting centroid. */
-const PROJ_DIM = 16;
-
-function project(proj: Float32Array, L: number, x: Float32Array, xo: number, dim: number, out: Float32Array, oo: number): void {
-  for (let r = 0; r < L; r++) out[oo + r] = dotBetween(proj, r * dim, x, xo, dim);
-}
-
-function nearestByScan(x: Float32Array, xo: number, c: Float32Array, k: number, dim: number): number {
-  let best = 0;
-  let bestD = Infinity;
-  for (let j = 0; j < k; j++) {
-    const d = l2Bounded(x, xo, c, j * dim, dim, bestD);
-    if (d < bestD) {
-      bestD = d;
-      best = j;
-    }
+/**
+ * The value `nearestSmall` minimises for codeword j, computed the same way (same operations in
+ * the same order), so re-checks agree with it exactly.
+ */
+function smallDistance(x: Float32Array, xo: number, c: Float32Array, norms: Float64Array, j: number, dim: number): number {
+  const o = j * dim;
+  if (dim === 8) {
+    const x0 = 2 * x[xo], x1 = 2 * x[xo + 1], x2 = 2 * x[xo + 2], x3 = 2 * x[xo + 3];
+    const x4 = 2 * x[xo + 4], x5 = 2 * x[xo + 5], x6 = 2 * x[xo + 6], x7 = 2 * x[xo + 7];
+    return norms[j] - (x0 * c[o] + x1 * c[o + 1] + x2 * c[o + 2] + x3 * c[o + 3]) - (x4 * c[o + 4] + x5 * c[o + 5] + x6 * c[o + 6] + x7 * c[o + 7]);
   }
-  return best;
+  if (dim === 4) {
+    const x0 = 2 * x[xo], x1 = 2 * x[xo + 1], x2 = 2 * x[xo + 2], x3 = 2 * x[xo + 3];
+    return norms[j] - (x0 * c[o] + x1 * c[o + 1] + x2 * c[o + 2] + x3 * c[o + 3]);
+  }
+  let ip = 0;
+  for (let t = 0; t < dim; t++) ip += x[xo + t] * c[o + t];
+  return norms[j] - 2 * ip;
 }
 
 /**
@@ -208,139 +216,189 @@ export function squaredNorms(c: Float32Array, k: number, dim: number): Float64Ar
   return norms;
 }
 
-/** Largest k for which the k × k sorted-neighbour tables are built (≈ 10 MB at 1024). */
-const ORCHARD_MAX_K = 1024;
+/** Counters of `NearestCentroids` kernel use (for benchmarks and tests). */
+export const nearestStats = { kernelRows: 0, rechecked: 0 };
 
-/** Exact nearest-centroid search over k centroids of `dim` values (row-major). */
+/**
+ * Exact nearest-centroid search over k centroids of `dim` values (row-major): the centroid with
+ * the smallest reference distance, the lowest index on ties. The reference distance is the
+ * float64 value the JS scans compute: for dim ≤ 16 the `nearestSmall` expression ‖c_j‖² − 2x·c_j
+ * (with ‖c_j‖² from `squaredNorms`), above that `l2Between` (‖x − c_j‖², four accumulators).
+ *
+ * With WebAssembly SIMD the centroids are also held by the kernel (simd-kernels.ts), which finds
+ * and certifies the nearest for blocks of rows; a row it cannot certify (another centroid within
+ * its rounding error bound) is decided here from the reference distances of just the centroids
+ * within that bound. Without it, or when disabled, the JS scans run. Both give the same index.
+ * Call `dispose()` when done to return the kernel memory at once (otherwise it is reclaimed
+ * when the object is garbage-collected).
+ */
 export class NearestCentroids {
-  /** Squared distance from the last `nearest` query to its result. */
+  /** Squared distance (`l2Between`) from the last `nearest` query to its result. */
   lastDistance = 0;
-  private readonly order: Uint16Array | null; // k × (k − 1): other centroids by distance from row
-  private readonly orderDist: Float64Array | null; // the matching (non-squared) distances
-  private readonly proj: Float32Array | null = null;
-  private readonly projCentroids: Float32Array | null = null;
-  private readonly projX: Float32Array | null = null;
-  private readonly visited: Uint32Array;
-  private stamp = 0;
-
-  /** Small dims: ‖c_j‖², for the brute-force argmin of ‖c_j‖² − 2 x·c_j. */
-  private readonly norms: Float64Array | null;
+  /** ‖c_j‖² (float64, `squaredNorms`). */
+  private readonly norms: Float64Array;
+  private simd: SimdMatrix | null;
+  private readonly one = new Int32Array(1);
 
   constructor(readonly centroids: Float32Array, readonly k: number, readonly dim: number) {
     if (centroids.length < k * dim) throw new Error('centroid array too short');
-    this.norms = null;
-    this.visited = new Uint32Array(k);
-    if (dim <= SMALL_DIM) {
-      // PQ sub-vectors: a tight brute-force loop beats any pruning at this size.
-      this.norms = squaredNorms(centroids, k, dim);
-    }
-    if (dim <= SMALL_DIM || k <= 16 || k > ORCHARD_MAX_K) {
-      this.order = null;
-      this.orderDist = null;
-      return;
-    }
-    const m = k - 1;
-    const dist = new Float64Array(k * k);
-    for (let a = 0; a < k; a++) {
-      for (let b = a + 1; b < k; b++) {
-        const d = Math.sqrt(l2Between(centroids, a * dim, centroids, b * dim, dim));
-        dist[a * k + b] = d;
-        dist[b * k + a] = d;
-      }
-    }
-    this.order = new Uint16Array(k * m);
-    this.orderDist = new Float64Array(k * m);
-    const idx = new Uint16Array(m);
-    for (let a = 0; a < k; a++) {
-      let t = 0;
-      for (let b = 0; b < k; b++) if (b !== a) idx[t++] = b;
-      const row = a * k;
-      idx.sort((x, y) => dist[row + x] - dist[row + y] || x - y);
-      this.order.set(idx, a * m);
-      for (let t2 = 0; t2 < m; t2++) this.orderDist[a * m + t2] = dist[row + idx[t2]];
-    }
-    // A random projection to PROJ_DIM dimensions, for a cheap first guess without a hint.
-    const L = Math.min(PROJ_DIM, dim);
-    this.proj = new Float32Array(L * dim);
-    const rng = new Rng(0x5eed);
-    for (let i = 0; i < this.proj.length; i++) this.proj[i] = rng.gaussian();
-    this.projCentroids = new Float32Array(k * L);
-    for (let j = 0; j < k; j++) project(this.proj, L, centroids, j * dim, dim, this.projCentroids, j * L);
-    this.projX = new Float32Array(L);
+    this.norms = squaredNorms(centroids, k, dim);
+    this.simd = SimdMatrix.create(centroids, 0, k, dim, this.norms);
   }
 
-  /** Index of a centroid nearest to `x[xo..xo+dim)`; `guess` (optional) speeds up the search. */
+  /** True when the SIMD kernel serves this instance. */
+  get accelerated(): boolean {
+    return this.simd !== null;
+  }
+
+  /** Releases the kernel memory now; later calls use the JS scans. */
+  dispose(): void {
+    this.simd?.dispose();
+    this.simd = null;
+  }
+
+  /**
+   * Index of a centroid nearest to `x[xo..xo+dim)` (sets `lastDistance`). `guess` is accepted
+   * for compatibility and ignored: the result does not depend on it.
+   */
+  // eslint-disable-next-line @typescript-eslint/no-unused-vars
   nearest(x: Float32Array, xo: number, guess = -1): number {
-    const { centroids, k, dim, order, orderDist, norms } = this;
-    if (norms !== null) {
-      const best = nearestSmall(x, xo, centroids, norms, k, dim);
-      this.lastDistance = l2Between(x, xo, centroids, best * dim, dim);
-      return best;
+    const out = this.one;
+    this.nearestMany(x, xo, this.dim, 1, out, 0, 1);
+    const best = out[0];
+    this.lastDistance = l2Between(x, xo, this.centroids, best * this.dim, this.dim);
+    return best;
+  }
+
+  /**
+   * Nearest centroid of each of `count` rows `x[xo + i·stride ..)` (dim values each), written to
+   * `out[oo + i·os]`. `staged` (optional): the same rows already staged for the kernel
+   * (`stageRows`), this matrix's columns starting at `col` of each staged row — as when one
+   * staged block of residuals is PQ-encoded sub-space by sub-space.
+   */
+  nearestMany(
+    x: Float32Array,
+    xo: number,
+    stride: number,
+    count: number,
+    out: Uint8Array | Int32Array,
+    oo = 0,
+    os = 1,
+    staged: StagedRows | null = null,
+    col = 0,
+  ): void {
+    const simd = this.simd;
+    if (simd === null) {
+      this.scanMany(x, xo, stride, count, out, oo, os);
+      return;
     }
-    if (order === null || orderDist === null) {
-      let best = 0;
-      let bestD = Infinity;
-      for (let j = 0; j < k; j++) {
-        const d = l2Bounded(x, xo, centroids, j * dim, dim, bestD);
-        if (d < bestD) {
-          bestD = d;
-          best = j;
-        }
+    if (staged !== null && count <= staged.count) {
+      this.fromKernel(argminStaged(simd, staged, col, count), x, xo, stride, count, out, oo, os);
+      return;
+    }
+    for (let b = 0; b < count; b += STAGE_ROWS) {
+      const n = Math.min(STAGE_ROWS, count - b);
+      const bo = xo + b * stride;
+      const st = stageRows(x, bo, stride, n, this.dim);
+      if (st === null) this.scanMany(x, bo, stride, n, out, oo + b * os, os);
+      else this.fromKernel(argminStaged(simd, st, 0, n), x, bo, stride, n, out, oo + b * os, os);
+    }
+  }
+
+  /**
+   * Copies centroids `idx[io + i·is]` (i < count) to `out[oo + i·os ..)` — from the kernel's copy
+   * when there is one (in cache right after a `nearestMany`), else from `centroids`; the values
+   * are the same.
+   */
+  copyCentroids(idx: Uint8Array | Int32Array, io: number, is: number, count: number, out: Float32Array, oo: number, os: number): void {
+    if (this.simd !== null) {
+      copyColumns(this.simd, idx, io, is, count, out, oo, os);
+      return;
+    }
+    const { centroids, dim } = this;
+    for (let i = 0; i < count; i++) {
+      const src = idx[io + i * is] * dim;
+      const dst = oo + i * os;
+      for (let d = 0; d < dim; d++) out[dst + d] = centroids[src + d];
+    }
+  }
+
+  /** Kernel results: certified indexes, −1 re-checked exactly. */
+  private fromKernel(
+    res: Int32Array,
+    x: Float32Array,
+    xo: number,
+    stride: number,
+    count: number,
+    out: Uint8Array | Int32Array,
+    oo: number,
+    os: number,
+  ): void {
+    nearestStats.kernelRows += count;
+    for (let i = 0; i < count; i++) {
+      let j = res[i];
+      if (j < 0) {
+        nearestStats.rechecked++;
+        j = this.recheck(x, xo + i * stride, i);
       }
-      this.lastDistance = bestD;
-      return best;
+      out[oo + i * os] = j;
     }
-    // Visit stamps: a centroid's distance is computed at most once per query.
-    let stamp = ++this.stamp;
-    if (stamp === 0xffffffff) {
-      this.visited.fill(0);
-      this.stamp = stamp = 1;
-    }
-    const visited = this.visited;
-    let g = guess;
-    let gD = Infinity;
-    if (g < 0 || g >= k) {
-      // Guess: nearest centroid in the projected space.
-      const L = this.projX!.length;
-      project(this.proj!, L, x, xo, dim, this.projX!, 0);
-      g = nearestByScan(this.projX!, 0, this.projCentroids!, k, L);
-      visited[g] = stamp;
-      gD = l2Between(x, xo, centroids, g * dim, dim);
-    } else {
-      visited[g] = stamp;
-      gD = l2Between(x, xo, centroids, g * dim, dim);
-    }
-    if (!(gD < Infinity)) {
-      // Non-finite input: no meaningful nearest centroid.
-      this.lastDistance = gD;
-      return g < 0 ? 0 : g;
-    }
-    // Orchard with restarts: scan g's neighbour list while ‖c_g − c_j‖ ≤ 2‖x − c_g‖ (beyond
-    // that, c_j cannot be closer than c_g); on finding a closer centroid, move there and rescan.
-    // Every visited centroid was no closer than the g of its time, so none beats the final g.
-    const m = k - 1;
-    for (;;) {
-      const limit = 2 * Math.sqrt(gD);
-      const base = g * m;
-      let moved = false;
-      for (let t = 0; t < m; t++) {
-        if (orderDist[base + t] > limit) break;
-        const j = order[base + t];
-        if (visited[j] === stamp) continue;
-        visited[j] = stamp;
-        const d = l2Bounded(x, xo, centroids, j * dim, dim, gD);
-        if (d < gD) {
-          gD = d;
-          g = j;
-          moved = true;
-          break;
-        }
+  }
+
+  /**
+   * Staged row `r` (= x at xo) that the kernel could not certify: every centroid whose kernel
+   * value is within the certification margin of the smallest is a candidate (no other can be the
+   * nearest); the candidates' reference distances decide, lowest index on ties.
+   */
+  private recheck(x: Float32Array, xo: number, r: number): number {
+    const { k, dim } = this;
+    const f = stagedDistances(r); // F_j = (‖c_j‖² − 2x·c_j)/2, f32
+    let m = Infinity;
+    for (let j = 0; j < k; j++) if (f[j] < m) m = f[j];
+    const xNorm = Math.sqrt(normSqAt(x, xo, dim)) * (1 + 2 ** -30);
+    const t = certifyTolerance(xNorm, this.simd!.cmax, dim);
+    if (!(m > -Infinity && m < Infinity && xNorm <= MAX_CERTIFIED_NORM && t < Infinity)) return this.scan(x, xo);
+    let best = -1;
+    let bestD = Infinity;
+    for (let j = 0; j < k; j++) {
+      if (!(2 * (f[j] - m) <= t)) continue;
+      const d = this.refDistance(x, xo, j);
+      if (d < bestD) {
+        bestD = d;
+        best = j;
       }
-      if (!moved) break;
     }
-    const best = g;
-    const bestD = gD;
-    this.lastDistance = bestD;
+    return best < 0 ? this.scan(x, xo) : best;
+  }
+
+  /** The reference distance of x to centroid j (see the class comment). */
+  private refDistance(x: Float32Array, xo: number, j: number): number {
+    const { centroids: c, dim } = this;
+    if (dim > SMALL_DIM) return l2Between(x, xo, c, j * dim, dim);
+    return smallDistance(x, xo, c, this.norms, j, dim);
+  }
+
+  /** The JS path: exact scans in the reference distance. */
+  private scanMany(x: Float32Array, xo: number, stride: number, count: number, out: Uint8Array | Int32Array, oo: number, os: number): void {
+    if (this.dim <= SMALL_DIM) {
+      nearestSmallMany(x, xo, stride, count, this.centroids, this.norms, this.k, this.dim, out, oo, os);
+      return;
+    }
+    for (let i = 0; i < count; i++) out[oo + i * os] = this.scan(x, xo + i * stride);
+  }
+
+  private scan(x: Float32Array, xo: number): number {
+    const { centroids, k, dim } = this;
+    if (dim <= SMALL_DIM) return nearestSmall(x, xo, centroids, this.norms, k, dim);
+    let best = 0;
+    let bestD = Infinity;
+    for (let j = 0; j < k; j++) {
+      const d = l2Bounded(x, xo, centroids, j * dim, dim, bestD);
+      if (d < bestD) {
+        bestD = d;
+        best = j;
+      }
+    }
     return best;
   }
 }
@@ -399,28 +457,17 @@ export function kmeans(data: Float32Array, n: number, dim: number, k: number, op
     }
     // Assignment step.
     let changed = 0;
-    if (dim <= SMALL_DIM) {
-      const norms = squaredNorms(centroids, k, dim);
-      const next = scratchAssign.length >= n ? scratchAssign : (scratchAssign = new Int32Array(n));
-      nearestSmallMany(data, 0, dim, n, centroids, norms, k, dim, next, 0, 1);
-      for (let i = 0; i < n; i++) {
-        const c = next[i];
-        if (c !== assign[i]) {
-          assign[i] = c;
-          changed++;
-        }
-        dist[i] = l2Between(data, i * dim, centroids, c * dim, dim);
+    const next = scratchAssign.length >= n ? scratchAssign : (scratchAssign = new Int32Array(n));
+    const nc = new NearestCentroids(centroids, k, dim);
+    nc.nearestMany(data, 0, dim, n, next, 0, 1);
+    nc.dispose();
+    for (let i = 0; i < n; i++) {
+      const c = next[i];
+      if (c !== assign[i]) {
+        assign[i] = c;
+        changed++;
       }
-    } else {
-      const nc = new NearestCentroids(centroids, k, dim);
-      for (let i = 0; i < n; i++) {
-        const c = nc.nearest(data, i * dim, assign[i]);
-        if (c !== assign[i]) {
-          assign[i] = c;
-          changed++;
-        }
-        dist[i] = nc.lastDistance;
-      }
+      dist[i] = l2Between(data, i * dim, centroids, c * dim, dim);
     }
     if (changed === 0) {
       it++;
