@@ -34,6 +34,7 @@ const MAX_DIM = 65536;
 interface KernelExports {
   memory: WebAssembly.Memory;
   nearest(xp: number, xs: number, rows: number, dim: number, ct: number, kp: number, cmax: number, dp: number, outp: number): void;
+  dots(xp: number, xs: number, ip: number, rows: number, dim: number, cp: number, outp: number): void;
 }
 
 /** The module instance plus a power-of-two free-list allocator over its memory. */
@@ -137,20 +138,38 @@ class Kernel {
 }
 
 let enabled = !/^(0|false|off|no)$/i.test(process.env.QUIVER_SIMD ?? '');
+let compiled: WebAssembly.Module | null | undefined;
 let kernel: Kernel | null | undefined;
 
-function loadKernel(): Kernel | null {
-  if (kernel !== undefined) return kernel;
-  kernel = null;
+/** The compiled module, or null without WebAssembly SIMD (or multi-value) support. */
+function compiledModule(): WebAssembly.Module | null {
+  if (compiled !== undefined) return compiled;
+  compiled = null;
   try {
     if (typeof WebAssembly !== 'object') return null;
     const bytes = Uint8Array.from(Buffer.from(SIMD_KERNELS_WASM_BASE64, 'base64'));
-    if (!WebAssembly.validate(bytes)) return null; // no SIMD (or multi-value) support
-    const instance = new WebAssembly.Instance(new WebAssembly.Module(bytes), {});
-    kernel = new Kernel(instance.exports as unknown as KernelExports);
+    if (!WebAssembly.validate(bytes)) return null;
+    compiled = new WebAssembly.Module(bytes);
   } catch {
-    kernel = null;
+    compiled = null;
   }
+  return compiled;
+}
+
+function instantiate(): KernelExports | null {
+  const mod = compiledModule();
+  if (mod === null) return null;
+  try {
+    return new WebAssembly.Instance(mod, {}).exports as unknown as KernelExports;
+  } catch {
+    return null;
+  }
+}
+
+function loadKernel(): Kernel | null {
+  if (kernel !== undefined) return kernel;
+  const ex = instantiate();
+  kernel = ex === null ? null : new Kernel(ex);
   return kernel;
 }
 
@@ -318,4 +337,61 @@ export function stagedDistances(r: number): Float32Array {
  */
 export function certifyTolerance(x: number, c: number, n: number): number {
   return 2 ** -24 * 1.02 * (4 * n + 8) * c * (x + c) + (2 * n + 8) * 2 ** -52 * (x + c) * (x + c) + (4 * n + 8) * 2 ** -140;
+}
+
+/** Largest row set `SimdRowSet` copies (bytes). */
+const MAX_ROW_SET_BYTES = 1024 * 1024 * 1024;
+
+/**
+ * n rows of `dim` values copied once into a private kernel instance (its own memory, released
+ * with this object), for f32 dot products of chosen rows with one vector at a time (k-means++
+ * seeding): put row indexes in `indexes` (up to n), then `dots(v, vo, count)`.
+ * |dots[t] − x_{indexes[t]}·v| ≤ γ_{n+5}·‖x‖·‖v‖ with γ_m = m·2⁻²⁴/(1 − m·2⁻²⁴), n = dim.
+ */
+export class SimdRowSet {
+  private readonly ex: KernelExports;
+  private readonly vPtr: number;
+  private readonly idxPtr: number;
+  private readonly outPtr: number;
+  /** Row indexes for the next `dots` (a view into the kernel's memory). */
+  readonly indexes: Int32Array;
+  private readonly out: Float32Array;
+  private readonly vIn: Float32Array;
+
+  private constructor(ex: KernelExports, readonly n: number, readonly dim: number) {
+    this.ex = ex;
+    this.vPtr = 64 + n * dim * 4;
+    this.idxPtr = this.vPtr + ((dim * 4 + 63) & ~63);
+    this.outPtr = this.idxPtr + ((n * 4 + 63) & ~63);
+    this.vIn = new Float32Array(ex.memory.buffer, this.vPtr, dim);
+    this.indexes = new Int32Array(ex.memory.buffer, this.idxPtr, n);
+    this.out = new Float32Array(ex.memory.buffer, this.outPtr, n);
+  }
+
+  /** The rows `data[i·dim ..)` (i < n), or null without the kernel or when too large. */
+  static create(data: Float32Array, n: number, dim: number): SimdRowSet | null {
+    if (!enabled || n < 1 || dim < 1 || dim > MAX_DIM) return null;
+    const bytes = 64 + n * dim * 4 + ((dim * 4 + 63) & ~63) + 2 * ((n * 4 + 63) & ~63);
+    if (bytes > MAX_ROW_SET_BYTES) return null;
+    const ex = instantiate();
+    if (ex === null) return null;
+    try {
+      const have = ex.memory.buffer.byteLength;
+      if (bytes > have) ex.memory.grow(Math.ceil((bytes - have) / 65536));
+    } catch {
+      return null;
+    }
+    new Float32Array(ex.memory.buffer, 64, n * dim).set(data.subarray(0, n * dim));
+    return new SimdRowSet(ex, n, dim);
+  }
+
+  /**
+   * f32 x_{indexes[t]} · v for t < count, v = `v[vo .. vo + dim)`; the view is valid until the
+   * next call.
+   */
+  dots(v: Float32Array, vo: number, count: number): Float32Array {
+    this.vIn.set(v.subarray(vo, vo + this.dim));
+    this.ex.dots(64, this.dim * 4, this.idxPtr, count, this.dim, this.vPtr, this.outPtr);
+    return this.out;
+  }
 }

@@ -65,6 +65,109 @@
         (local.set $r (i32.add (local.get $r) (local.get $g)))
         (br $groups))))
 
+  ;; Gathered GEMV for k-means++ seeding: out[t] (f32 at outp + 4t) = x_{idx[t]}·c for t < count,
+  ;; idx (i32) at ip, x row i at xp + i·xs, c at cp (dim values each). Four rows at a time; each
+  ;; row's products are summed in four lanes (d mod 4) over the first dim − dim mod 4 dimensions,
+  ;; the lanes added pairwise, then the last dim mod 4 products one by one: every product passes
+  ;; through at most n/4 + 5 roundings of sums, so |error| ≤ γ_{n+5}·Σ|x_d c_d| (the caller's bound).
+  (func (export "dots")
+    (param $xp i32) (param $xs i32) (param $ip i32) (param $rows i32) (param $dim i32) (param $cp i32) (param $outp i32)
+    (local $r i32) (local $d i32) (local $n4 i32) (local $p i32)
+    (local $x0 i32) (local $x1 i32) (local $x2 i32) (local $x3 i32)
+    (local $c v128) (local $a0 v128) (local $a1 v128) (local $a2 v128) (local $a3 v128)
+    (local $s0 f32) (local $s1 f32) (local $s2 f32) (local $s3 f32) (local $cd f32)
+    (local.set $n4 (i32.and (local.get $dim) (i32.const -4)))
+    (block $quads_done
+      (loop $quads
+        (br_if $quads_done (i32.gt_u (i32.add (local.get $r) (i32.const 4)) (local.get $rows)))
+        (local.set $p (i32.add (local.get $ip) (i32.shl (local.get $r) (i32.const 2))))
+        (local.set $x0 (i32.add (local.get $xp) (i32.mul (i32.load offset=0 (local.get $p)) (local.get $xs))))
+        (local.set $x1 (i32.add (local.get $xp) (i32.mul (i32.load offset=4 (local.get $p)) (local.get $xs))))
+        (local.set $x2 (i32.add (local.get $xp) (i32.mul (i32.load offset=8 (local.get $p)) (local.get $xs))))
+        (local.set $x3 (i32.add (local.get $xp) (i32.mul (i32.load offset=12 (local.get $p)) (local.get $xs))))
+        (local.set $a0 (v128.const i32x4 0 0 0 0))
+        (local.set $a1 (v128.const i32x4 0 0 0 0))
+        (local.set $a2 (v128.const i32x4 0 0 0 0))
+        (local.set $a3 (v128.const i32x4 0 0 0 0))
+        (local.set $p (local.get $cp))
+        (local.set $d (i32.const 0))
+        (block $vec_done
+          (loop $vec
+            (br_if $vec_done (i32.ge_u (local.get $d) (local.get $n4)))
+            (local.set $c (v128.load (local.get $p)))
+            (local.set $a0 (f32x4.add (local.get $a0) (f32x4.mul (v128.load (local.get $x0)) (local.get $c))))
+            (local.set $a1 (f32x4.add (local.get $a1) (f32x4.mul (v128.load (local.get $x1)) (local.get $c))))
+            (local.set $a2 (f32x4.add (local.get $a2) (f32x4.mul (v128.load (local.get $x2)) (local.get $c))))
+            (local.set $a3 (f32x4.add (local.get $a3) (f32x4.mul (v128.load (local.get $x3)) (local.get $c))))
+            (local.set $p (i32.add (local.get $p) (i32.const 16)))
+            (local.set $x0 (i32.add (local.get $x0) (i32.const 16)))
+            (local.set $x1 (i32.add (local.get $x1) (i32.const 16)))
+            (local.set $x2 (i32.add (local.get $x2) (i32.const 16)))
+            (local.set $x3 (i32.add (local.get $x3) (i32.const 16)))
+            (local.set $d (i32.add (local.get $d) (i32.const 4)))
+            (br $vec)))
+        (local.set $s0 (call $hsum (local.get $a0)))
+        (local.set $s1 (call $hsum (local.get $a1)))
+        (local.set $s2 (call $hsum (local.get $a2)))
+        (local.set $s3 (call $hsum (local.get $a3)))
+        (block $tail_done
+          (loop $tail
+            (br_if $tail_done (i32.ge_u (local.get $d) (local.get $dim)))
+            (local.set $cd (f32.load (local.get $p)))
+            (local.set $s0 (f32.add (local.get $s0) (f32.mul (f32.load (local.get $x0)) (local.get $cd))))
+            (local.set $s1 (f32.add (local.get $s1) (f32.mul (f32.load (local.get $x1)) (local.get $cd))))
+            (local.set $s2 (f32.add (local.get $s2) (f32.mul (f32.load (local.get $x2)) (local.get $cd))))
+            (local.set $s3 (f32.add (local.get $s3) (f32.mul (f32.load (local.get $x3)) (local.get $cd))))
+            (local.set $p (i32.add (local.get $p) (i32.const 4)))
+            (local.set $x0 (i32.add (local.get $x0) (i32.const 4)))
+            (local.set $x1 (i32.add (local.get $x1) (i32.const 4)))
+            (local.set $x2 (i32.add (local.get $x2) (i32.const 4)))
+            (local.set $x3 (i32.add (local.get $x3) (i32.const 4)))
+            (local.set $d (i32.add (local.get $d) (i32.const 1)))
+            (br $tail)))
+        (local.set $p (i32.add (local.get $outp) (i32.shl (local.get $r) (i32.const 2))))
+        (f32.store offset=0 (local.get $p) (local.get $s0))
+        (f32.store offset=4 (local.get $p) (local.get $s1))
+        (f32.store offset=8 (local.get $p) (local.get $s2))
+        (f32.store offset=12 (local.get $p) (local.get $s3))
+        (local.set $r (i32.add (local.get $r) (i32.const 4)))
+        (br $quads)))
+    ;; Leftover rows.
+    (block $rows_done
+      (loop $rest
+        (br_if $rows_done (i32.ge_u (local.get $r) (local.get $rows)))
+        (local.set $x0 (i32.add (local.get $xp)
+          (i32.mul (i32.load (i32.add (local.get $ip) (i32.shl (local.get $r) (i32.const 2)))) (local.get $xs))))
+        (local.set $a0 (v128.const i32x4 0 0 0 0))
+        (local.set $p (local.get $cp))
+        (local.set $d (i32.const 0))
+        (block $vec1_done
+          (loop $vec1
+            (br_if $vec1_done (i32.ge_u (local.get $d) (local.get $n4)))
+            (local.set $a0 (f32x4.add (local.get $a0) (f32x4.mul (v128.load (local.get $x0)) (v128.load (local.get $p)))))
+            (local.set $p (i32.add (local.get $p) (i32.const 16)))
+            (local.set $x0 (i32.add (local.get $x0) (i32.const 16)))
+            (local.set $d (i32.add (local.get $d) (i32.const 4)))
+            (br $vec1)))
+        (local.set $s0 (call $hsum (local.get $a0)))
+        (block $tail1_done
+          (loop $tail1
+            (br_if $tail1_done (i32.ge_u (local.get $d) (local.get $dim)))
+            (local.set $s0 (f32.add (local.get $s0) (f32.mul (f32.load (local.get $x0)) (f32.load (local.get $p)))))
+            (local.set $p (i32.add (local.get $p) (i32.const 4)))
+            (local.set $x0 (i32.add (local.get $x0) (i32.const 4)))
+            (local.set $d (i32.add (local.get $d) (i32.const 1)))
+            (br $tail1)))
+        (f32.store (i32.add (local.get $outp) (i32.shl (local.get $r) (i32.const 2))) (local.get $s0))
+        (local.set $r (i32.add (local.get $r) (i32.const 1)))
+        (br $rest))))
+
+  ;; (lane 0 + lane 1) + (lane 2 + lane 3).
+  (func $hsum (param $v v128) (result f32)
+    (f32.add
+      (f32.add (f32x4.extract_lane 0 (local.get $v)) (f32x4.extract_lane 1 (local.get $v)))
+      (f32.add (f32x4.extract_lane 2 (local.get $v)) (f32x4.extract_lane 3 (local.get $v)))))
+
   ;; F[r][j] for r < rows, j < kp over dimensions d < dn: row r of x at xp + r·xs (bytes),
   ;; column j of dimension d at ct + (d·kp + j)·4, F row r at op + r·kp·4. `first` = 1 starts the
   ;; sums from h (at hp), 0 continues the partial sums already in F (a later slice of dimensions).
