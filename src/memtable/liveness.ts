@@ -11,8 +11,9 @@
  * - **superseded by newer MemTables**: per older source, a bitmap of rows whose key a newer
  *   MemTable holds, with how many rows of each newer MemTable were already applied; a query
  *   applies only the newer MemTables' new rows.
- * - **superseded by newer generations**: per region, for the current list of generations
- *   (changes only when a generation is flushed), as before.
+ * - **superseded by newer generations**: per generation, a bitmap with the set of newer
+ *   generations already applied; when a flush adds a generation, only its keys are applied to
+ *   the older ones (a generation list that lost one, e.g. to compaction, starts over).
  * - **combined**: own ∧ ¬superseded, with its live count, updated in place for flipped and newly
  *   superseded rows (and extended for a growing MemTable), so a query that changed nothing costs
  *   nothing here, and a put costs its own rows.
@@ -84,7 +85,22 @@ export interface SourceLiveness {
 }
 
 /** Counters for tests and benchmarks: how many rows liveness work touched. */
-export const livenessWork = { rowsScanned: 0 };
+export const livenessWork = { rowsScanned: 0, generationKeysApplied: 0 };
+
+/** Rows of a generation superseded by newer generations, and which of those were applied. */
+interface GenerationDead {
+  dead: Uint8Array;
+  applied: Set<LivenessCache>;
+}
+
+/** A region's cache of generation-against-generation supersession (owned by the reader). */
+export interface RegionLivenessSlot {
+  /** The generation list the arrays below describe. */
+  signature?: string;
+  /** Per generation, newest first. */
+  dead?: Uint8Array[];
+  generations?: Map<LivenessCache, GenerationDead>;
+}
 
 /** Reads rows [from, to) of `batches`, calling `each(position, key, isTombstone)`. */
 function forRows(
@@ -157,26 +173,40 @@ export function regionLiveness(
   generationCount: number,
   keyIndexes: readonly number[],
   tombstoneIndex: number,
-  cacheSlot: { signature?: string; dead?: Uint8Array[] },
+  cacheSlot: RegionLivenessSlot,
   signature: string,
 ): SourceLiveness[] {
   const own = sources.map((s) => ownKeys(s, keyIndexes, tombstoneIndex));
   const memCount = sources.length - generationCount;
-  // Generations against newer generations: cached until the generation list changes.
+  // Generations against newer generations: kept per generation with the set of newer ones
+  // already applied, so a flush (one new generation) applies only the new generation's keys.
   if (cacheSlot.signature !== signature || !cacheSlot.dead) {
+    const previous = cacheSlot.generations ?? new Map<LivenessCache, GenerationDead>();
+    const next = new Map<LivenessCache, GenerationDead>();
     const dead: Uint8Array[] = [];
     for (let g = memCount; g < sources.length; g++) {
-      const d = new Uint8Array(own[g].keys.rowCount);
-      for (let newer = memCount; newer < g; newer++) {
-        for (const k of own[newer].keys.positions.keys()) {
-          const pos = own[g].keys.positions.get(k);
+      const rows = own[g].keys.rowCount;
+      const newer = sources.slice(memCount, g).map((x) => x.cache);
+      let e = previous.get(sources[g].cache);
+      // Reusable only if every generation it applied is still newer (none was compacted away).
+      if (!e || e.dead.length !== rows || [...e.applied].some((c) => !newer.includes(c))) e = { dead: new Uint8Array(rows), applied: new Set() };
+      for (let n = memCount; n < g; n++) {
+        if (e.applied.has(sources[n].cache)) continue;
+        const positions = own[g].keys.positions;
+        const d = e.dead;
+        for (const k of own[n].keys.positions.keys()) {
+          const pos = positions.get(k);
           if (pos !== undefined) d[pos] = 1;
         }
+        livenessWork.generationKeysApplied += own[n].keys.positions.size;
+        e.applied.add(sources[n].cache);
       }
-      dead.push(d);
+      next.set(sources[g].cache, e);
+      dead.push(e.dead);
     }
     cacheSlot.signature = signature;
     cacheSlot.dead = dead;
+    cacheSlot.generations = next;
   }
   // Every newer MemTable's state must be the cached one for the incremental path.
   const memCached = own.slice(0, memCount).every((o) => o.cached);

@@ -27,7 +27,7 @@ import type { IndexDef } from '../index/index-def.js';
 import { regionLiveness } from '../memtable/liveness.js';
 import { evaluateBatchesFrom, filteredRows } from './filter-memo.js';
 import { candidatePositions, indexedConjuncts, maskFromCandidates } from './indexed-filter.js';
-import type { LiveState, LivenessCache } from '../memtable/liveness.js';
+import type { LiveState, LivenessCache, RegionLivenessSlot } from '../memtable/liveness.js';
 
 /** One searchable source of a snapshot. */
 export interface SearchSource {
@@ -43,7 +43,7 @@ export interface RegionSources {
   generationCount: number;
   /** Identifies the generation list, for the liveness cache. */
   signature: string;
-  cacheSlot: { signature?: string; dead?: Uint8Array[] };
+  cacheSlot: RegionLivenessSlot;
 }
 
 export interface PreparedSource {

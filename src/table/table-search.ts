@@ -11,6 +11,7 @@ import { InvalidError } from '../errors.js';
 import { FtsQueryError, parseFtsQuery } from '../index/fts/query.js';
 import type { ScalarPredicate } from '../index/scalar/scalar-index.js';
 import { METRICS, type Metric } from '../index/vector/distance.js';
+import type { RegionLivenessSlot } from '../memtable/liveness.js';
 import type { RegionLayout } from '../wal/region-layout.js';
 import type { RegionReadState } from '../region/region-writer.js';
 import { isFloat32Vector } from '../index/index-def.js';
@@ -48,7 +49,7 @@ export interface SearchRequest {
   columns?: readonly string[];
 }
 
-const regionCaches = new WeakMap<TableContext, Map<string, { signature?: string; dead?: Uint8Array[] }>>();
+const regionCaches = new WeakMap<TableContext, Map<string, RegionLivenessSlot>>();
 
 export async function runSearch(ctx: TableContext, states: readonly { layout: RegionLayout; state: RegionReadState }[], req: SearchRequest): Promise<ArrowTable> {
   if (!req || typeof req !== 'object') throw new InvalidError('search: give { vector | text | key, k, ... }');
@@ -156,7 +157,7 @@ async function searchSources(ctx: TableContext, states: readonly { layout: Regio
       if (batchCount === 0) continue;
       // Indexes created after this MemTable started are built over its rows now, in slices that
       // yield to the event loop; concurrent searches share the build.
-      await ctx.indexing.completeAsync(memtable.indexes!, memtable.store.range(0, memtable.indexed));
+      if (ctx.indexing.lacksIndexes(memtable.indexes!)) await ctx.indexing.completeAsync(memtable.indexes!, memtable.store.range(0, memtable.indexed));
       sources.push({ batches: memtable.store.range(0, batchCount), rowCount: memtable.store.rowsBefore(batchCount), indexes: memtable.indexes!, cache: memtable.cache });
     }
     const gens = [...state.manifest.flushedGenerations].sort((a, b) => b.generation - a.generation);

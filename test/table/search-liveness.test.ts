@@ -115,3 +115,24 @@ test('a query pays for the rows that changed since the last one, not for every s
   t.true(livenessWork.rowsScanned <= 20 * 4, `scanned ${livenessWork.rowsScanned} rows (6 520 stored)`);
   await db.close();
 });
+
+test('after a flush, older generations apply only the new generation\'s keys', async (t) => {
+  const { livenessWork } = await import('../../src/memtable/liveness.js');
+  const db = await connect('memory://', { store: new MemoryObjectStore(), writer: { maxWalFlushIntervalMs: 0 } });
+  const table = await db.createTable('docs', schema, { primaryKey: 'id' });
+  for (let g = 0; g < 4; g++) {
+    await table.put(rows(Array.from({ length: 1000 }, (_, i) => g * 1000 + i), g + 1));
+    await table.flush();
+  }
+  const search = () => table.search({ key: { in: [5n, 1005n, 2005n, 3005n, 4005n] }, k: 10, columns: ['id', 'v'] });
+  await search();
+  // A new generation of 20 keys, half of them upserts of generation 0's keys.
+  await table.put(rows([...Array.from({ length: 10 }, (_, i) => i), ...Array.from({ length: 10 }, (_, i) => 4000 + i)], 9));
+  await table.flush();
+  livenessWork.generationKeysApplied = 0;
+  const r = idsOf(await search());
+  t.deepEqual(new Map([...r].sort((a, b) => a[0] - b[0])), new Map([[5, 9], [1005, 2], [2005, 3], [3005, 4], [4005, 9]]));
+  // The new generation's 20 keys against each of the 4 older ones — not 4 000 keys again.
+  t.is(livenessWork.generationKeysApplied, 20 * 4);
+  await db.close();
+});
