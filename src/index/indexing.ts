@@ -47,6 +47,11 @@ export class IndexingContext {
     for (const def of this.defsList) set.addIndex(def, this.model, rows);
   }
 
+  /** Whether `set` lacks an index that can be built now. */
+  lacksIndexes(set: SourceIndexes): boolean {
+    return this.defsList.some((def) => !set.hasIndex(def.name) && this.canBuild(def));
+  }
+
   /**
    * `complete` in slices that yield to the event loop (`SourceIndexes.addIndexAsync`): an index
    * missing from the set stays invisible until it covers every row; concurrent calls share the
