@@ -29,7 +29,7 @@ import { batchKeyReader } from '../schema/primary-key.js';
 import type { TableSchema } from '../schema/table-schema.js';
 import { KeyDeduper } from './key-dedup.js';
 import type { RegionLayout } from '../wal/region-layout.js';
-import type { Runtime } from '../util/runtime.js';
+import { type Runtime, sleep } from '../util/runtime.js';
 
 export const GENERATION_DATA_FILE = 'data.arrow';
 export const GENERATION_PK_FILTER_FILE = 'pk_filter.bin';
@@ -113,22 +113,19 @@ export interface FlushSource {
 }
 
 /**
- * The generation's indexes: every current index, remapped from the MemTable's when it holds that
- * index over all of its rows (made with the same model or tokenizer), built from `batches`
- * otherwise (an index the MemTable lacks, or no MemTable given).
+ * Gives a generation's index set (holding `batches`) the index of `def`: remapped from the
+ * MemTable's when it holds that index over all of its rows (made with the same model, tokenizer
+ * or key type), built from `batches` otherwise (an index the MemTable lacks, or no MemTable
+ * given). False when the index cannot be built (an IVF-PQ index without a trained model).
  */
-function generationIndexes(indexing: IndexingContext, batches: readonly RecordBatch[], from: FlushSource | undefined): SourceIndexes {
-  const set = new SourceIndexes(indexing.schema);
-  set.insert(batches);
+function addGenerationIndex(set: SourceIndexes, def: IndexDef, indexing: IndexingContext, batches: readonly RecordBatch[], from: FlushSource | undefined): boolean {
   // The MemTable's indexes cover its rows [0, rowCount); all of them must be there to be remapped.
   const source = from?.indexes && from.indexes.rowCount === from.newPosition.length ? from.indexes : undefined;
-  for (const def of indexing.defs) {
-    const prebuilt = source ? remappedIndex(def, indexing, source.index(def.name), from!.newPosition) : undefined;
-    if (prebuilt) flushIndexCounters.remapped++;
-    else if (indexing.canBuild(def)) flushIndexCounters.rebuilt++;
-    set.addIndex(def, indexing.model, batches, prebuilt);
-  }
-  return set;
+  const prebuilt = source ? remappedIndex(def, indexing, source.index(def.name), from!.newPosition) : undefined;
+  if (prebuilt) flushIndexCounters.remapped++;
+  else if (indexing.canBuild(def)) flushIndexCounters.rebuilt++;
+  set.addIndex(def, indexing.model, batches, prebuilt);
+  return set.hasIndex(def.name);
 }
 
 function remappedIndex(def: IndexDef, indexing: IndexingContext, index: SourceIndex | undefined, newPosition: Int32Array): SourceIndex | undefined {
@@ -148,6 +145,9 @@ function remappedIndex(def: IndexDef, indexing: IndexingContext, index: SourceIn
   }
 }
 
+/** Generations of at least this many rows are written with event-loop turns between steps. */
+const YIELD_ROWS = 16_384;
+
 export async function writeGeneration(
   store: ObjectStore,
   layout: RegionLayout,
@@ -160,24 +160,38 @@ export async function writeGeneration(
   from?: FlushSource,
 ): Promise<LoadedGeneration> {
   const folder = `${runtime.randomHex(4)}_gen_${generation}`;
-  // Indexes over the deduplicated rows (their positions differ from the MemTable's), written as
-  // sidecars so the generation is searchable without re-indexing. The MemTable's indexes hold
-  // the same rows already: they are remapped to the new positions, not rebuilt.
-  const indexes = generationIndexes(indexing, batches, from);
-  const sidecars = indexes.entries().map(({ def, index }) =>
-    store.put(layout.generationKey(folder, indexSidecarFile(def)), tableToIPC(sidecarOf(def, index), 'file')),
-  );
+  // Each file is written as soon as it is encoded (the rows first, the largest), so storage works
+  // while the rest is prepared; between steps of a large generation the event loop gets a turn
+  // (a flush must not block puts and searches for its whole duration).
+  const writes: Promise<void>[] = [];
+  const write = (file: string, bytes: Uint8Array) => {
+    const p = store.put(layout.generationKey(folder, file), bytes);
+    p.catch(() => {}); // awaited below; a failure must not surface as unhandled meanwhile
+    writes.push(p);
+  };
   const table = new Table(schema.stored, batches);
+  const large = table.numRows >= YIELD_ROWS;
+  const yieldTurn = () => sleep(runtime, 0);
+  write(GENERATION_DATA_FILE, tableToIPC(table, 'file'));
+  if (large) await yieldTurn();
   const filter = PrimaryKeyFilter.forKeys(table.numRows);
   for (const batch of batches) {
     const key = batchKeyReader(batch, schema.keyIndexes);
     for (let r = 0; r < batch.numRows; r++) filter.add(key(r));
   }
-  await Promise.all([
-    store.put(layout.generationKey(folder, GENERATION_DATA_FILE), tableToIPC(table, 'file')),
-    store.put(layout.generationKey(folder, GENERATION_PK_FILTER_FILE), filter.encode()),
-    ...sidecars,
-  ]);
+  write(GENERATION_PK_FILTER_FILE, filter.encode());
+  // Indexes over the deduplicated rows (their positions differ from the MemTable's), written as
+  // sidecars so the generation is searchable without re-indexing. The MemTable's indexes hold
+  // the same rows already: they are remapped to the new positions, not rebuilt.
+  const indexes = new SourceIndexes(indexing.schema);
+  indexes.insert(batches);
+  for (const def of indexing.defs) {
+    if (large) await yieldTurn();
+    if (!addGenerationIndex(indexes, def, indexing, batches, from)) continue;
+    if (large) await yieldTurn();
+    write(indexSidecarFile(def), tableToIPC(sidecarOf(def, indexes.index(def.name)!), 'file'));
+  }
+  await Promise.all(writes);
   return { generation, folder, batches, rowCount: table.numRows, indexes, cache: {} };
 }
 

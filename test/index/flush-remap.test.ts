@@ -243,6 +243,18 @@ test('a remapped inverted index: edge cases (nothing kept, everything kept, rows
   expected.add(0, [null, '', 'b c c', null, null]);
   t.true(ipc(longer.toArrow()).equals(ipc(expected.toArrow())));
   t.throws(() => idx.remapped(new Int32Array([1, 0, -1, -1])), { instanceOf: RangeError });
+  // Long posting lists (copied in bulk): nothing dropped, and only the last row dropped.
+  const { mem, rows } = fixture(7);
+  const fts = mem.index<InvertedIndex>('body_fts')!;
+  const n = rows.length;
+  const opts = { stem: true, stopWords: true };
+  t.true(ipc(fts.remapped(Int32Array.from({ length: n }, (_, i) => i)).toArrow()).equals(ipc(fts.toArrow())));
+  const butLast = new InvertedIndex(opts);
+  butLast.add(0, rows.slice(0, n - 1).map((r) => r.body));
+  t.true(ipc(fts.remapped(Int32Array.from({ length: n }, (_, i) => (i === n - 1 ? -1 : i))).toArrow()).equals(ipc(butLast.toArrow())));
+  const shifted = new InvertedIndex(opts);
+  shifted.add(0, rows.slice(1).map((r) => r.body));
+  t.true(ipc(fts.remapped(Int32Array.from({ length: n }, (_, i) => i - 1)).toArrow()).equals(ipc(shifted.toArrow())));
 });
 
 test('a remapped scalar index equals one built from the surviving rows: lookups and sidecar bytes', (t) => {
@@ -295,29 +307,29 @@ test('writeGeneration remaps the MemTable indexes it holds over all its rows and
   const { batches, indexing, ivfDef, mem, flushed } = fixture(6);
   const store = new MemoryObjectStore();
   const layout = new RegionLayout('t', 'r');
-  const counted = (run: () => unknown) => {
+  // (No other test of this file writes generations while this one runs: the counters see only these calls.)
+  const counted = async (run: () => Promise<Awaited<ReturnType<typeof writeGeneration>>>) => {
     const before = { ...flushIndexCounters };
-    const p = run();
-    return { p, remapped: flushIndexCounters.remapped - before.remapped, rebuilt: flushIndexCounters.rebuilt - before.rebuilt };
+    const g = await run();
+    return { g, remapped: flushIndexCounters.remapped - before.remapped, rebuilt: flushIndexCounters.rebuilt - before.rebuilt };
   };
   const defs = indexing.defs.length;
-  // Index building happens synchronously inside the call, so the counters see only this call.
-  const base = counted(() => writeGeneration(store, layout, ts, 1, flushed.batches, indexing, systemRuntime));
+  const base = await counted(() => writeGeneration(store, layout, ts, 1, flushed.batches, indexing, systemRuntime));
   t.like(base, { remapped: 0, rebuilt: defs });
-  const reused = counted(() => writeGeneration(store, layout, ts, 2, flushed.batches, indexing, systemRuntime, { indexes: mem, newPosition: flushed.newPosition }));
+  const reused = await counted(() => writeGeneration(store, layout, ts, 2, flushed.batches, indexing, systemRuntime, { indexes: mem, newPosition: flushed.newPosition }));
   t.like(reused, { remapped: defs, rebuilt: 0 });
   // The MemTable's indexes miss its last batch: everything is built from rows.
   const partial = memtableIndexes(indexing, batches.slice(0, -1));
-  const fallback = counted(() => writeGeneration(store, layout, ts, 3, flushed.batches, indexing, systemRuntime, { indexes: partial, newPosition: flushed.newPosition }));
+  const fallback = await counted(() => writeGeneration(store, layout, ts, 3, flushed.batches, indexing, systemRuntime, { indexes: partial, newPosition: flushed.newPosition }));
   t.like(fallback, { remapped: 0, rebuilt: defs });
   // A MemTable without the FTS index (e.g. created since and not completed on it): only that one is built.
   const lacking = new SourceIndexes(ts);
   lacking.insert(batches);
   for (const def of indexing.defs) if (def.type !== 'fts') lacking.addIndex(def, indexing.model, batches, mem.index(def.name));
-  const mixed = counted(() => writeGeneration(store, layout, ts, 4, flushed.batches, indexing, systemRuntime, { indexes: lacking, newPosition: flushed.newPosition }));
+  const mixed = await counted(() => writeGeneration(store, layout, ts, 4, flushed.batches, indexing, systemRuntime, { indexes: lacking, newPosition: flushed.newPosition }));
   t.like(mixed, { remapped: defs - 1, rebuilt: 1 });
 
-  const gens = await Promise.all([base.p, reused.p, fallback.p, mixed.p] as Promise<Awaited<ReturnType<typeof writeGeneration>>>[]);
+  const gens = [base.g, reused.g, fallback.g, mixed.g];
   const sidecar = async (folder: string, def: IndexDef) => Buffer.from(await store.get(layout.generationKey(folder, indexSidecarFile(def))));
   for (const g of gens.slice(1)) {
     for (const def of indexing.defs) {

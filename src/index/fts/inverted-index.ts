@@ -1301,9 +1301,13 @@ export class InvertedIndex {
     const out = new InvertedIndex(this.options);
     const limit = newPosition.length;
     let last = -1;
+    let dropped = 0;
     for (let i = 0; i < limit; i++) {
       const j = newPosition[i]!;
-      if (j < 0) continue;
+      if (j < 0) {
+        dropped++;
+        continue;
+      }
       if (j <= last) throw new RangeError(`InvertedIndex.remapped: the position map must keep row order (position ${i} maps to ${j} after ${last})`);
       last = j;
     }
@@ -1341,32 +1345,69 @@ export class InvertedIndex {
     out.totalTokens = tokens;
     out.span = newSpan;
 
-    // Terms: count the kept postings and token positions, then copy them into one owned buffer
-    // each (every term gets views into them, as in `fromArrow`).
+    // Terms: count the kept postings and token positions per term, then copy them into one
+    // owned buffer each (every term gets views into them, as in `fromArrow`).
     const nTerms = this.termStr.length;
-    const keptPost = new Uint32Array(nTerms);
-    const keptTok = new Uint32Array(nTerms);
+    let keptPost: Uint32Array;
+    let keptTok: Uint32Array;
     let totalPost = 0;
     let totalTok = 0;
-    for (let id = 0; id < nTerms; id++) {
-      const p = this.post[id]!;
-      const c = this.postCount[id]!;
-      let kp = 0;
-      let kt = 0;
-      let prev = 0;
-      for (let j = 0; j < c; j++) {
-        const d = p[2 * j]!;
-        const e = p[2 * j + 1]!;
-        if (d < limit && newPosition[d]! >= 0) {
-          kp++;
-          kt += e - prev;
-        }
-        prev = e;
+    // The identity map (a flush that drops nothing) leaves every posting as it is.
+    const identity = dropped === 0 && last === limit - 1;
+    if (dropped === 0 && limit >= this.base + this.span) {
+      // No row dropped: every posting is kept.
+      keptPost = this.postCount.subarray(0, nTerms);
+      keptTok = this.posCount.subarray(0, nTerms);
+      for (let id = 0; id < nTerms; id++) {
+        totalPost += keptPost[id]!;
+        totalTok += keptTok[id]!;
       }
-      keptPost[id] = kp;
-      keptTok[id] = kt;
-      totalPost += kp;
-      totalTok += kt;
+    } else {
+      keptPost = new Uint32Array(nTerms);
+      keptTok = new Uint32Array(nTerms);
+      for (let id = 0; id < nTerms; id++) {
+        const kp = countKept(this.post[id]!, this.postCount[id]!, newPosition, keptTok, id);
+        keptPost[id] = kp;
+        totalPost += kp;
+        totalTok += keptTok[id]!;
+      }
+    }
+    // The surviving terms keep their order; the dictionary, its by-length buckets (with their
+    // character masks) and the per-term arrays are filled in bulk.
+    const newId = new Int32Array(nTerms);
+    let nNew = 0;
+    for (let id = 0; id < nTerms; id++) {
+      if (keptPost[id] === 0) {
+        newId[id] = -1;
+        continue;
+      }
+      const term = this.termStr[id]!;
+      newId[id] = nNew++;
+      out.termIds.set(term, nNew - 1);
+      out.termStr.push(term);
+    }
+    const cap = Math.max(16, nNew);
+    out.postCount = new Uint32Array(cap);
+    out.posCount = new Uint32Array(cap);
+    out.maxTf = new Uint32Array(cap);
+    out.minDl = new Uint32Array(cap);
+    out.bCount = new Uint32Array(cap);
+    for (let l = 0; l < this.byLenIds.length; l++) {
+      const ids = this.byLenIds[l]!;
+      const masks = this.byLenMasks[l]!;
+      const n = this.byLenCount[l]!;
+      const outIds = new Uint32Array(Math.max(16, n));
+      const outMasks = new Uint32Array(Math.max(16, n));
+      let m = 0;
+      for (let i = 0; i < n; i++) {
+        const nid = newId[ids[i]!]!;
+        if (nid < 0) continue;
+        outIds[m] = nid;
+        outMasks[m++] = masks[i]!;
+      }
+      out.byLenIds.push(outIds);
+      out.byLenMasks.push(outMasks);
+      out.byLenCount.push(m);
     }
     const postAll = new Uint32Array(Math.max(2, 2 * totalPost));
     const tokAll = new Uint32Array(Math.max(1, totalTok));
@@ -1375,36 +1416,31 @@ export class InvertedIndex {
     for (let id = 0; id < nTerms; id++) {
       const kp = keptPost[id]!;
       if (kp === 0) continue;
-      const nid = out.termId(this.termStr[id]!, false, false);
+      const nid = newId[id]!;
+      const c = this.postCount[id]!;
+      const pc = this.posCount[id]!;
       const p = this.post[id]!;
       const tp = this.tokPos[id]!;
-      const c = this.postCount[id]!;
-      const p0 = po;
-      const t0 = to;
-      let prev = 0;
-      let maxTf = 0;
-      let minDl = 0xffffffff;
-      for (let j = 0; j < c; j++) {
-        const d = p[2 * j]!;
-        const e = p[2 * j + 1]!;
-        const nd = d < limit ? newPosition[d]! : -1;
-        if (nd >= 0) {
-          const tf = e - prev;
-          for (let q = prev; q < e; q++) tokAll[to++] = tp[q]!;
-          postAll[po++] = nd;
-          postAll[po++] = to - t0;
-          if (tf > maxTf) maxTf = tf;
-          const dl = docLen[nd]!;
-          if (dl < minDl) minDl = dl;
-        }
-        prev = e;
+      const kt = keptTok[id]!;
+      const np = postAll.subarray(po, po + 2 * kp);
+      const nt = tokAll.subarray(to, to + kt);
+      if (kp === c) {
+        // Every posting kept: token positions and end offsets are unchanged, and so are the
+        // score bounds (each document keeps its length); only the row positions move.
+        copyAllKept(p, c, tp, pc, identity ? null : newPosition, np, nt);
+        out.maxTf[nid] = this.maxTf[id]!;
+        out.minDl[nid] = this.minDl[id]!;
+      } else {
+        copyKept(p, c, tp, newPosition, docLen, np, nt);
+        out.maxTf[nid] = keptBounds[0]!;
+        out.minDl[nid] = keptBounds[1]!;
       }
-      out.post[nid] = postAll.subarray(p0, po);
-      out.tokPos[nid] = tokAll.subarray(t0, to);
+      out.post[nid] = np;
+      out.tokPos[nid] = nt;
       out.postCount[nid] = kp;
-      out.posCount[nid] = to - t0;
-      out.maxTf[nid] = maxTf;
-      out.minDl[nid] = minDl;
+      out.posCount[nid] = kt;
+      po += 2 * kp;
+      to += kt;
     }
     return out;
   }
@@ -1641,6 +1677,85 @@ export class InvertedIndex {
     if (t !== nTerms) throw new Error('FTS sidecar: fewer term rows than term_count');
     return idx;
   }
+}
+
+/**
+ * Postings of one term (`post`: `c` pairs (row position, token end offset)) whose row
+ * `newPosition` keeps; their token positions are added to `keptTok[id]`.
+ */
+function countKept(post: Uint32Array, c: number, newPosition: Int32Array, keptTok: Uint32Array, id: number): number {
+  const limit = newPosition.length;
+  let kp = 0;
+  let kt = 0;
+  let prev = 0;
+  for (let j = 0; j < 2 * c; j += 2) {
+    const d = post[j]!;
+    const e = post[j + 1]!;
+    if (d < limit && newPosition[d]! >= 0) {
+      kp++;
+      kt += e - prev;
+    }
+    prev = e;
+  }
+  keptTok[id] = kt;
+  return kp;
+}
+
+/**
+ * Copies every posting of one term (`c` of them, `pc` token positions) under their new
+ * positions (`newPosition` null: the identity) into `np` / `nt`. Short arrays by hand: a subarray view costs more than copying a
+ * few entries.
+ */
+function copyAllKept(post: Uint32Array, c: number, tokPos: Uint32Array, pc: number, newPosition: Int32Array | null, np: Uint32Array, nt: Uint32Array): void {
+  if (c < 32) {
+    if (newPosition === null) for (let j = 0; j < 2 * c; j++) np[j] = post[j]!;
+    else {
+      for (let j = 0; j < 2 * c; j += 2) {
+        np[j] = newPosition[post[j]!]!;
+        np[j + 1] = post[j + 1]!;
+      }
+    }
+  } else {
+    np.set(post.subarray(0, 2 * c));
+    if (newPosition !== null) for (let j = 0; j < 2 * c; j += 2) np[j] = newPosition[np[j]!]!;
+  }
+  if (pc < 64) for (let j = 0; j < pc; j++) nt[j] = tokPos[j]!;
+  else nt.set(tokPos.subarray(0, pc));
+}
+
+/** `copyKept`'s score bounds: the kept postings' largest tf and smallest document length. */
+const keptBounds = new Uint32Array(2);
+
+/**
+ * Copies the postings of one term that `newPosition` keeps, under their new positions, with
+ * their token positions, into `np` / `nt` (sized to fit exactly); sets `keptBounds` (document
+ * lengths read from `docLen` by new position).
+ */
+function copyKept(post: Uint32Array, c: number, tokPos: Uint32Array, newPosition: Int32Array, docLen: Uint32Array, np: Uint32Array, nt: Uint32Array): void {
+  const limit = newPosition.length;
+  let po = 0;
+  let to = 0;
+  let prev = 0;
+  let maxTf = 0;
+  let minDl = 0xffffffff;
+  for (let j = 0; j < 2 * c; j += 2) {
+    const d = post[j]!;
+    const e = post[j + 1]!;
+    const nd = d < limit ? newPosition[d]! : -1;
+    if (nd >= 0) {
+      const tf = e - prev;
+      if (tf === 1) nt[to++] = tokPos[prev]!;
+      else for (let q = prev; q < e; q++) nt[to++] = tokPos[q]!;
+      np[po++] = nd;
+      np[po++] = to;
+      if (tf > maxTf) maxTf = tf;
+      const dl = docLen[nd]!;
+      if (dl < minDl) minDl = dl;
+    }
+    prev = e;
+  }
+  keptBounds[0] = maxTf;
+  keptBounds[1] = minDl;
 }
 
 function checkMaxPosition(maxPosition: number | undefined): void {
