@@ -3,7 +3,8 @@
  * search that asks for every row (vector with k = all, key IN all ids, text matching every row)
  * returns exactly the live rows a scan returns, with the newest version — checked after every
  * step, so cached and incrementally extended liveness state is compared with the truth again and
- * again while MemTables grow, freeze and flush.
+ * again while MemTables grow, freeze and flush. Tests that read the module-wide work counters run
+ * serially (a concurrent test would add to them).
  */
 import test from 'ava';
 import { Field, FixedSizeList, Float32, Int64, makeData, makeVector, Schema, Table, Utf8, vectorFromArray } from 'apache-arrow';
@@ -93,7 +94,7 @@ test('search sees exactly the live rows after every put, delete and flush', asyn
   await db.close();
 });
 
-test('a query pays for the rows that changed since the last one, not for every stored row', async (t) => {
+test.serial('a query pays for the rows that changed since the last one, not for every stored row', async (t) => {
   const { livenessWork } = await import('../../src/memtable/liveness.js');
   const db = await connect('memory://', { store: new MemoryObjectStore(), writer: { maxWalFlushIntervalMs: 0 } });
   const table = await db.createTable('docs', schema, { primaryKey: 'id' });
@@ -116,7 +117,7 @@ test('a query pays for the rows that changed since the last one, not for every s
   await db.close();
 });
 
-test('after a flush, older generations apply only the new generation\'s keys', async (t) => {
+test.serial('after a flush, older generations apply only the new generation\'s keys', async (t) => {
   const { livenessWork } = await import('../../src/memtable/liveness.js');
   const db = await connect('memory://', { store: new MemoryObjectStore(), writer: { maxWalFlushIntervalMs: 0 } });
   const table = await db.createTable('docs', schema, { primaryKey: 'id' });
