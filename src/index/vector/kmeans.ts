@@ -21,6 +21,7 @@ import {
   SimdMatrix,
   SimdRowSet,
   stagedDistances,
+  stagedSeconds,
   stageRows,
   STAGE_ROWS,
   type StagedRows,
@@ -324,6 +325,86 @@ export class NearestCentroids {
     }
   }
 
+  /**
+   * Like `nearestMany` for rows `x[xo + i·stride ..)` (i < count) into `out[i]`, also writing
+   * `lowerSq[i]`: a lower bound of ‖x − c_j‖² over every centroid j other than the result (0 when
+   * unknown: rows the kernel could not certify, and dim ≤ 16 without the kernel). For Hamerly's
+   * bounds in k-means.
+   */
+  nearestWithLower(x: Float32Array, xo: number, stride: number, count: number, out: Int32Array, lowerSq: Float64Array): void {
+    const { dim } = this;
+    const simd = this.simd;
+    if (simd === null) {
+      for (let i = 0; i < count; i++) {
+        if (dim > SMALL_DIM) {
+          out[i] = this.scan2(x, xo + i * stride);
+          // l2Between sums non-negative terms: relative error ≤ (dim + 3)·2⁻⁵³.
+          lowerSq[i] = this.lastSecond * (1 - (dim + 4) * 2 ** -52);
+        } else {
+          out[i] = this.scan(x, xo + i * stride);
+          lowerSq[i] = 0;
+        }
+      }
+      return;
+    }
+    for (let b = 0; b < count; b += STAGE_ROWS) {
+      const n = Math.min(STAGE_ROWS, count - b);
+      const bo = xo + b * stride;
+      const st = stageRows(x, bo, stride, n, dim);
+      if (st === null) {
+        for (let i = 0; i < n; i++) {
+          out[b + i] = this.scan(x, bo + i * stride);
+          lowerSq[b + i] = 0;
+        }
+        continue;
+      }
+      const res = argminStaged(simd, st, 0, n);
+      const sec = stagedSeconds(n);
+      nearestStats.kernelRows += n;
+      for (let i = 0; i < n; i++) {
+        const ro = bo + i * stride;
+        let j = res[i];
+        if (j < 0) {
+          nearestStats.rechecked++;
+          j = this.recheck(x, ro, i);
+          lowerSq[b + i] = 0;
+        } else {
+          // Every other column has 2F̂_j ≥ 2·second, and D_j ≥ 2F̂_j − T/2 (see simd-kernels.wat);
+          // ‖x − c_j‖² = ‖x‖² + D_j. T also covers the float64 roundings here.
+          const xSq = normSqAt(x, ro, dim);
+          const t = certifyTolerance(Math.sqrt(xSq) * (1 + 2 ** -30), simd.cmax, dim);
+          const lb = xSq * (1 - 2 ** -40) + 2 * sec[i] - t;
+          lowerSq[b + i] = lb > 0 ? lb : 0;
+        }
+        out[b + i] = j;
+      }
+    }
+  }
+
+  /** Second smallest reference distance of the last `scan2` (dim > 16). */
+  private lastSecond = Infinity;
+
+  /** `scan` for dim > 16 that also finds the exact second smallest l2Between distance. */
+  private scan2(x: Float32Array, xo: number): number {
+    const { centroids, k, dim } = this;
+    let best = 0;
+    let bestD = Infinity;
+    let secondD = Infinity;
+    for (let j = 0; j < k; j++) {
+      // Below secondD the value is the full distance (l2Bounded stops only once it reaches it).
+      const d = l2Bounded(x, xo, centroids, j * dim, dim, secondD);
+      if (d < bestD) {
+        secondD = bestD;
+        bestD = d;
+        best = j;
+      } else if (d < secondD) {
+        secondD = d;
+      }
+    }
+    this.lastSecond = secondD;
+    return best;
+  }
+
   /** Kernel results: certified indexes, −1 re-checked exactly. */
   private fromKernel(
     res: Int32Array,
@@ -436,6 +517,7 @@ export function kmeans(data: Float32Array, n: number, dim: number, k: number, op
   const sums = new Float64Array(k * dim);
   const counts = new Int32Array(k);
   let scratchAssign = new Int32Array(0);
+  const bounds = dim > SMALL_DIM && boundsEnabled ? new HamerlyBounds(n, k, dim, dist) : null;
   let it = 0;
   for (; it < iterations; it++) {
     // Update step.
@@ -448,7 +530,8 @@ export function kmeans(data: Float32Array, n: number, dim: number, k: number, op
       const xo = i * dim;
       for (let d = 0; d < dim; d++) sums[so + d] += data[xo + d];
     }
-    repairEmpty(data, dim, k, counts, sums, assign, dist);
+    bounds?.remember(centroids);
+    repairEmpty(data, dim, k, counts, sums, assign, dist, bounds);
     for (let c = 0; c < k; c++) {
       const cnt = counts[c];
       if (cnt === 0) continue; // only when there are fewer distinct points than clusters
@@ -460,7 +543,8 @@ export function kmeans(data: Float32Array, n: number, dim: number, k: number, op
     let changed = 0;
     const next = scratchAssign.length >= n ? scratchAssign : (scratchAssign = new Int32Array(n));
     const nc = new NearestCentroids(centroids, k, dim);
-    nc.nearestMany(data, 0, dim, n, next, 0, 1);
+    if (bounds === null) nc.nearestMany(data, 0, dim, n, next, 0, 1);
+    else bounds.assign(nc, data, centroids, assign, next);
     nc.dispose();
     for (let i = 0; i < n; i++) {
       const c = next[i];
@@ -470,6 +554,7 @@ export function kmeans(data: Float32Array, n: number, dim: number, k: number, op
       }
       dist[i] = l2Between(data, i * dim, centroids, c * dim, dim);
     }
+    bounds?.tighten(dist);
     if (changed === 0) {
       it++;
       break;
@@ -586,6 +671,7 @@ function repairEmpty(
   sums: Float64Array,
   assign: Int32Array,
   dist: Float64Array,
+  bounds: HamerlyBounds | null = null,
 ): void {
   let empty = 0;
   for (let c = 0; c < k; c++) if (counts[c] === 0) empty++;
@@ -608,5 +694,105 @@ function repairEmpty(
     counts[c] = 1;
     assign[i] = c;
     dist[i] = 0;
+    bounds?.forget(i);
   }
+}
+
+let boundsEnabled = true;
+
+/** Turns Hamerly's bounds in k-means off (every point searched every iteration) or on; returns the previous setting. Tests. */
+export function setKmeansBoundsEnabled(on: boolean): boolean {
+  const prev = boundsEnabled;
+  boundsEnabled = on;
+  return prev;
+}
+
+const UP = 1 + 1e-9;
+const DOWN = 1 - 1e-9;
+
+/**
+ * Hamerly's bounds for the Lloyd assignment step (dim > 16): per point an upper bound u of the
+ * distance to its centroid and a lower bound l of the distance to every other centroid. When the
+ * centroids move by δ_j, u grows by δ of its centroid and l shrinks by the largest δ; a point with
+ * u < l (after tightening u to the exact distance if needed) keeps its centroid — it is strictly
+ * nearer than all others, so the exact search would return it too — and only the rest are
+ * searched. Bounds carry a 1e-9 relative margin, far above the float64 rounding of the distances,
+ * so the assignments equal a full exact search's.
+ */
+class HamerlyBounds {
+  private readonly upper: Float64Array;
+  private readonly lower: Float64Array; // 0: unknown
+  private readonly prev: Float32Array;
+  private readonly delta: Float64Array;
+  private readonly rows: Float32Array;
+  private readonly list: Int32Array;
+  private readonly res = new Int32Array(STAGE_ROWS);
+  private readonly lb = new Float64Array(STAGE_ROWS);
+
+  constructor(readonly n: number, readonly k: number, readonly dim: number, dist: Float64Array) {
+    this.upper = new Float64Array(n);
+    this.lower = new Float64Array(n);
+    this.prev = new Float32Array(k * dim);
+    this.delta = new Float64Array(k);
+    this.rows = new Float32Array(STAGE_ROWS * dim);
+    this.list = new Int32Array(n);
+    this.tighten(dist);
+  }
+
+  /** The centroids before an update step. */
+  remember(centroids: Float32Array): void {
+    this.prev.set(centroids.subarray(0, this.k * this.dim));
+  }
+
+  /** Point i was moved to another cluster outside the search (empty-cluster repair). */
+  forget(i: number): void {
+    this.upper[i] = 0;
+    this.lower[i] = 0;
+  }
+
+  /** Exact distances to the assigned centroids (squared). */
+  tighten(dist: Float64Array): void {
+    for (let i = 0; i < this.n; i++) this.upper[i] = Math.sqrt(dist[i]) * UP;
+  }
+
+  /** The assignment step: next[i] = the exact nearest centroid of point i. */
+  assign(nc: NearestCentroids, data: Float32Array, centroids: Float32Array, assign: Int32Array, next: Int32Array): void {
+    const { n, k, dim, upper, lower, prev, delta, list, rows, res, lb } = this;
+    let dmax = 0;
+    for (let j = 0; j < k; j++) {
+      const d = Math.sqrt(l2Between(centroids, j * dim, prev, j * dim, dim)) * UP;
+      delta[j] = d;
+      if (d > dmax) dmax = d;
+    }
+    let m = 0;
+    for (let i = 0; i < n; i++) {
+      const a = assign[i];
+      let u = upper[i] + delta[a];
+      const l = lower[i] - dmax;
+      lower[i] = l;
+      if (!(u < l)) {
+        u = Math.sqrt(l2Between(data, i * dim, centroids, a * dim, dim)) * UP;
+        if (!(u < l)) list[m++] = i;
+      }
+      upper[i] = u;
+      next[i] = a;
+    }
+    for (let t0 = 0; t0 < m; t0 += STAGE_ROWS) {
+      const cnt = Math.min(STAGE_ROWS, m - t0);
+      for (let t = 0; t < cnt; t++) {
+        const i = list[t0 + t];
+        rows.set(data.subarray(i * dim, i * dim + dim), t * dim);
+      }
+      nc.nearestWithLower(rows, 0, dim, cnt, res, lb);
+      for (let t = 0; t < cnt; t++) {
+        const i = list[t0 + t];
+        next[i] = res[t];
+        lower[i] = Math.sqrt(lb[t]) * DOWN;
+      }
+    }
+    this.searched += m;
+  }
+
+  /** Points searched so far (for tests). */
+  searched = 0;
 }

@@ -33,7 +33,7 @@ const MAX_DIM = 65536;
 
 interface KernelExports {
   memory: WebAssembly.Memory;
-  nearest(xp: number, xs: number, rows: number, dim: number, ct: number, kp: number, cmax: number, dp: number, outp: number): void;
+  nearest(xp: number, xs: number, rows: number, dim: number, ct: number, kp: number, cmax: number, dp: number, outp: number, sp: number): void;
   dots(xp: number, xs: number, ip: number, rows: number, dim: number, cp: number, outp: number): void;
 }
 
@@ -50,6 +50,8 @@ class Kernel {
   dPtr = 0;
   dCap = 0;
   outPtr = 0;
+  /** Per staged row: the second smallest F of the last `argminStaged`. */
+  secondPtr = 0;
   stageId = 0;
   stagedCount = 0;
   stagedWidth = 0;
@@ -61,6 +63,7 @@ class Kernel {
     this.f32 = new Float32Array(ex.memory.buffer);
     this.i32 = new Int32Array(ex.memory.buffer);
     this.outPtr = this.alloc(STAGE_ROWS * 4);
+    this.secondPtr = this.alloc(STAGE_ROWS * 4);
   }
 
   /** Views of the whole memory (rebuilt after growth). */
@@ -316,10 +319,20 @@ export function argminStaged(m: SimdMatrix, rows: StagedRows, col: number, count
   const ex = kern.ex;
   const xp = kern.xPtr + col * 4;
   const xs = rows.width * 4;
-  ex.nearest(xp, xs, count, m.dim, m.pointer, m.kp, m.cmax, kern.dPtr, kern.outPtr);
+  ex.nearest(xp, xs, count, m.dim, m.pointer, m.kp, m.cmax, kern.dPtr, kern.outPtr, kern.secondPtr);
   kern.lastKp = m.kp;
   const { i32 } = kern.views();
   return i32.subarray(kern.outPtr >> 2, (kern.outPtr >> 2) + count);
+}
+
+/**
+ * Per row of the last `argminStaged`: the second smallest F (f32), i.e. the smallest F_j over the
+ * columns other than the row's minimum (a view valid until the next kernel call).
+ */
+export function stagedSeconds(count: number): Float32Array {
+  const kern = kernel!;
+  const { f32 } = kern.views();
+  return f32.subarray(kern.secondPtr >> 2, (kern.secondPtr >> 2) + count);
 }
 
 /** Row `r`'s f32 half-distances F_j ≈ (‖c_j‖² − 2x·c_j)/2 (j < kp) from the last `argminStaged`. */

@@ -35,12 +35,12 @@
 
   ;; The certified nearest column (or −1) of each of `rows` rows: x row r at xp + r·xs (bytes,
   ;; `dim` values), matrix at ct (kp columns, h at ct + dim·kp·4), cmax ≥ max ‖c_j‖; F (rows × kp)
-  ;; at dp, results (i32) at outp. Rows go in groups of 16 and dimensions in slices of 128, so a
+  ;; at dp, results (i32) at outp, each row's second smallest F (f32) at sp. Rows go in groups of 16 and dimensions in slices of 128, so a
   ;; tile's matrix slice (16 columns × 128 × 4 bytes) and the group's x slice stay in L1, and the
   ;; group's F block is still in cache for `argmin`.
   (func (export "nearest")
     (param $xp i32) (param $xs i32) (param $rows i32) (param $dim i32)
-    (param $ct i32) (param $kp i32) (param $cmax f64) (param $dp i32) (param $outp i32)
+    (param $ct i32) (param $kp i32) (param $cmax f64) (param $dp i32) (param $outp i32) (param $sp i32)
     (local $r i32) (local $g i32) (local $hp i32) (local $xr i32) (local $dr i32)
     (local $d0 i32) (local $dn i32)
     (local.set $hp (i32.add (local.get $ct) (i32.shl (i32.mul (local.get $dim) (local.get $kp)) (i32.const 2))))
@@ -61,7 +61,8 @@
             (local.get $hp) (local.get $dr) (i32.eqz (local.get $d0)))
           (br_if $slices (i32.lt_u (local.tee $d0 (i32.add (local.get $d0) (local.get $dn))) (local.get $dim))))
         (call $argmin (local.get $dr) (local.get $kp) (local.get $g) (local.get $xr) (local.get $xs)
-                      (local.get $dim) (local.get $cmax) (i32.add (local.get $outp) (i32.shl (local.get $r) (i32.const 2))))
+                      (local.get $dim) (local.get $cmax) (i32.add (local.get $outp) (i32.shl (local.get $r) (i32.const 2)))
+                      (i32.add (local.get $sp) (i32.shl (local.get $r) (i32.const 2))))
         (local.set $r (i32.add (local.get $r) (local.get $g)))
         (br $groups))))
 
@@ -280,13 +281,13 @@
         (br $cols))))
 
   ;; Per row r < rows: out[r] (i32 at outp + 4r) = certified argmin of F row r (at dp + r·kp·4),
-  ;; or −1. x row r at xp + r·xs, dim values (for X = ‖x‖); cmax ≥ max ‖c_j‖. Per lane (columns
+  ;; or −1, and the row's second smallest F (f32 at sp + 4r). x row r at xp + r·xs, dim values (for X = ‖x‖); cmax ≥ max ‖c_j‖. Per lane (columns
   ;; j ≡ lane mod 4): the smallest value, its first index and the second smallest value; two rows
   ;; at a time, so the two dependency chains overlap.
   (func $argmin
     (param $dp i32) (param $kp i32) (param $rows i32)
-    (param $xp i32) (param $xs i32) (param $dim i32) (param $cmax f64) (param $outp i32)
-    (local $r i32) (local $q i32) (local $end i32) (local $rowb i32)
+    (param $xp i32) (param $xs i32) (param $dim i32) (param $cmax f64) (param $outp i32) (param $sp i32)
+    (local $r i32) (local $q i32) (local $end i32) (local $rowb i32) (local $res i32) (local $sec f32)
     (local $va v128) (local $m1a v128) (local $m2a v128) (local $idxa v128)
     (local $vb v128) (local $m1b v128) (local $m2b v128) (local $idxb v128) (local $jv v128)
     (local.set $rowb (i32.shl (local.get $kp) (i32.const 2)))
@@ -313,12 +314,18 @@
           (local.set $m1b (f32x4.pmin (local.get $m1b) (local.get $vb)))
           (local.set $jv (i32x4.add (local.get $jv) (v128.const i32x4 4 4 4 4)))
           (br_if $scan (i32.lt_u (local.tee $q (i32.add (local.get $q) (i32.const 16))) (local.get $end))))
-        (i32.store (i32.add (local.get $outp) (i32.shl (local.get $r) (i32.const 2)))
-          (call $certify (local.get $m1a) (local.get $m2a) (local.get $idxa)
-            (i32.add (local.get $xp) (i32.mul (local.get $r) (local.get $xs))) (local.get $dim) (local.get $cmax)))
-        (i32.store offset=4 (i32.add (local.get $outp) (i32.shl (local.get $r) (i32.const 2)))
-          (call $certify (local.get $m1b) (local.get $m2b) (local.get $idxb)
-            (i32.add (local.get $xp) (i32.mul (i32.add (local.get $r) (i32.const 1)) (local.get $xs))) (local.get $dim) (local.get $cmax)))
+        (call $certify (local.get $m1a) (local.get $m2a) (local.get $idxa)
+          (i32.add (local.get $xp) (i32.mul (local.get $r) (local.get $xs))) (local.get $dim) (local.get $cmax))
+        local.set $sec
+        local.set $res
+        (i32.store (i32.add (local.get $outp) (i32.shl (local.get $r) (i32.const 2))) (local.get $res))
+        (f32.store (i32.add (local.get $sp) (i32.shl (local.get $r) (i32.const 2))) (local.get $sec))
+        (call $certify (local.get $m1b) (local.get $m2b) (local.get $idxb)
+          (i32.add (local.get $xp) (i32.mul (i32.add (local.get $r) (i32.const 1)) (local.get $xs))) (local.get $dim) (local.get $cmax))
+        local.set $sec
+        local.set $res
+        (i32.store offset=4 (i32.add (local.get $outp) (i32.shl (local.get $r) (i32.const 2))) (local.get $res))
+        (f32.store offset=4 (i32.add (local.get $sp) (i32.shl (local.get $r) (i32.const 2))) (local.get $sec))
         (local.set $r (i32.add (local.get $r) (i32.const 2)))
         (br $pairs)))
     (if (i32.lt_u (local.get $r) (local.get $rows))
@@ -336,15 +343,19 @@
           (local.set $m1a (f32x4.pmin (local.get $m1a) (local.get $va)))
           (local.set $jv (i32x4.add (local.get $jv) (v128.const i32x4 4 4 4 4)))
           (br_if $scan1 (i32.lt_u (local.tee $q (i32.add (local.get $q) (i32.const 16))) (local.get $end))))
-        (i32.store (i32.add (local.get $outp) (i32.shl (local.get $r) (i32.const 2)))
-          (call $certify (local.get $m1a) (local.get $m2a) (local.get $idxa)
-            (i32.add (local.get $xp) (i32.mul (local.get $r) (local.get $xs))) (local.get $dim) (local.get $cmax))))))
+        (call $certify (local.get $m1a) (local.get $m2a) (local.get $idxa)
+          (i32.add (local.get $xp) (i32.mul (local.get $r) (local.get $xs))) (local.get $dim) (local.get $cmax))
+        local.set $sec
+        local.set $res
+        (i32.store (i32.add (local.get $outp) (i32.shl (local.get $r) (i32.const 2))) (local.get $res))
+        (f32.store (i32.add (local.get $sp) (i32.shl (local.get $r) (i32.const 2))) (local.get $sec)))))
 
   ;; The certified argmin from a row's lane states (m1: smallest F per lane, idx: its first
-  ;; column, m2: the lane's second smallest), or −1; x at xr (dim values).
+  ;; column, m2: the lane's second smallest), or −1, and the second smallest F of the row (the
+  ;; smallest over the other columns); x at xr (dim values).
   (func $certify
     (param $m1 v128) (param $m2 v128) (param $idx v128) (param $xr i32) (param $dim i32) (param $cmax f64)
-    (result i32)
+    (result i32 f32)
     (local $t v128) (local $win v128) (local $best f32) (local $second f32) (local $bi i32)
     (local $d i32) (local $s f64) (local $f f64) (local $x f64) (local $n f64) (local $tol f64)
     ;; best = min over lanes of m1; bi = the lowest column among lanes holding it.
@@ -385,6 +396,7 @@
         (i32.and (f64.le (local.get $x) (f64.const 1e15))
                  (f64.lt (f64.abs (f64.promote_f32 (local.get $best))) (f64.const inf)))
         (f64.gt (f64.mul (f64.const 2) (f64.sub (f64.promote_f32 (local.get $second)) (f64.promote_f32 (local.get $best))))
-                (local.get $tol)))))
+                (local.get $tol))))
+    (local.get $second))
 )
 

@@ -11,7 +11,7 @@ import { assembleSimdKernels } from '../../../scripts/gen-simd-wasm.js';
 import { l2Between } from '../../../src/index/vector/distance.js';
 import { IvfPqIndex } from '../../../src/index/vector/ivf-pq-index.js';
 import { PQ_CODEWORDS, trainIvfPq, type IvfPqModel } from '../../../src/index/vector/ivf-pq-model.js';
-import { kmeans, NearestCentroids, nearestSmall, nearestStats, Rng, squaredNorms } from '../../../src/index/vector/kmeans.js';
+import { kmeans, NearestCentroids, nearestSmall, nearestStats, Rng, setKmeansBoundsEnabled, squaredNorms } from '../../../src/index/vector/kmeans.js';
 import { SIMD_KERNELS_WASM_BASE64 } from '../../../src/index/vector/simd-kernels.wasm.js';
 import { setSimdKernelsEnabled, simdAvailable, stageRows, STAGE_ROWS } from '../../../src/index/vector/simd-kernels.js';
 import { VectorSource } from '../../../src/index/vector/vector-source.js';
@@ -230,11 +230,29 @@ test('IVF-PQ indexes are identical with and without the kernel, and equal the re
   }
 });
 
-test('k-means models do not depend on the kernel', (t) => {
-  for (const [n, dim, k] of [[3000, 32, 40], [4000, 8, 256], [2000, 16, 100], [1500, 3, 20]] as const) {
+test('k-means models depend neither on the kernel nor on Hamerly\'s bounds', (t) => {
+  const cases: [number, number, number][] = [[3000, 32, 40], [4000, 8, 256], [2000, 16, 100], [1500, 3, 20], [2500, 96, 64]];
+  for (const [n, dim, k] of cases) {
     const data = clusteredVectors({ n, dim, clusters: 25, seed: 17 });
     const a = kmeans(data, n, dim, k, { seed: 4, iterations: 8 });
     const b = withSimd(false, () => kmeans(data, n, dim, k, { seed: 4, iterations: 8 }));
     t.deepEqual(a, b, `n=${n} dim=${dim} k=${k}`);
+    const prev = setKmeansBoundsEnabled(false);
+    try {
+      t.deepEqual(kmeans(data, n, dim, k, { seed: 4, iterations: 8 }), a, `no bounds: n=${n} dim=${dim} k=${k}`);
+    } finally {
+      setKmeansBoundsEnabled(prev);
+    }
   }
+  // Duplicate points (exact ties, empty clusters repaired) with bounds on and off.
+  const dup = new Float32Array(600 * 24);
+  for (let i = 0; i < 600; i++) for (let d = 0; d < 24; d++) dup[i * 24 + d] = ((i % 37) * (d + 1)) % 5;
+  const a = kmeans(dup, 600, 24, 50, { seed: 1, iterations: 6 });
+  const prev = setKmeansBoundsEnabled(false);
+  try {
+    t.deepEqual(kmeans(dup, 600, 24, 50, { seed: 1, iterations: 6 }), a);
+  } finally {
+    setKmeansBoundsEnabled(prev);
+  }
+  t.deepEqual(withSimd(false, () => kmeans(dup, 600, 24, 50, { seed: 1, iterations: 6 })), a);
 });
