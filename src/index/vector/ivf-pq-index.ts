@@ -187,7 +187,7 @@ export class IvfPqIndex {
    * and appends the rows.
    */
   private flushBlock(count: number): void {
-    const { dim, subVectors: M, subDim, codebooks, centroids } = this.model;
+    const { dim, subVectors: M, subDim, centroids } = this.model;
     const resid = this.blockResiduals;
     const codes = this.blockCodes;
     const parts = this.blockPartitions;

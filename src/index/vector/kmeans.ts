@@ -263,7 +263,6 @@ export class NearestCentroids {
    * Index of a centroid nearest to `x[xo..xo+dim)` (sets `lastDistance`). `guess` is accepted
    * for compatibility and ignored: the result does not depend on it.
    */
-  // eslint-disable-next-line @typescript-eslint/no-unused-vars
   nearest(x: Float32Array, xo: number, guess = -1): number {
     const out = this.one;
     this.nearestMany(x, xo, this.dim, 1, out, 0, 1);

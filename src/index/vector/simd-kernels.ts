@@ -10,10 +10,13 @@
  *   C ≥ max ‖c_j‖; memory comes from a small power-of-two free-list allocator, released by
  *   `dispose()` or, failing that, when the matrix is garbage-collected;
  * - rows are staged (`stageRows`) into a shared scratch block of up to `STAGE_ROWS` rows, then
- *   `argminStaged` runs `dist` (D = ‖c‖² − 2x·c, f32) and `argmin` over a column range of them
- *   (a PQ sub-space) with the kernel's `nearest`, giving per row the certified nearest column or −1 when another column is
- *   within the rounding tolerance (`certifyTolerance`); the caller re-checks those with its exact
- *   float64 distance, reading the candidates from `stagedDistances()`.
+ *   `argminStaged` runs the kernel's `nearest` (F = (‖c‖² − 2x·c)/2 in f32, then a certified
+ *   argmin) over a column range of them (a PQ sub-space), giving per row the nearest column, or
+ *   −1 when another column is within the rounding tolerance (`certifyTolerance`); the caller
+ *   re-checks those with its exact float64 distance, reading the candidates from
+ *   `stagedDistances()`;
+ * - `SimdRowSet` (k-means++ seeding) holds a whole sample in a private instance for gathered
+ *   dot products with one vector at a time.
  *
  * Nothing here decides ties or exactness: the kernel only proves "this is the strict minimum of
  * any distance within the tolerance of the exact one" or declines. Without WebAssembly SIMD (or
@@ -53,8 +56,6 @@ class Kernel {
   /** Per staged row: the second smallest F of the last `argminStaged`. */
   secondPtr = 0;
   stageId = 0;
-  stagedCount = 0;
-  stagedWidth = 0;
   /** Columns of the last `argminStaged` (row stride of the distance block). */
   lastKp = 0;
 
@@ -226,6 +227,7 @@ export class SimdMatrix {
     const kp = (k + 15) & ~15;
     const bytes = (dim + 1) * kp * 4;
     if (bytes > MAX_MATRIX_BYTES) return null;
+    if (!kern.ensureScratch(1, kp)) return null; // the distance block for kp columns
     const ptr = kern.alloc(bytes);
     if (ptr < 0) return null;
     const { f32 } = kern.views();
@@ -301,8 +303,6 @@ export function stageRows(x: Float32Array, xo: number, stride: number, count: nu
   const base = kern.xPtr >> 2;
   if (stride === width) f32.set(x.subarray(xo, xo + count * width), base);
   else for (let i = 0; i < count; i++) f32.set(x.subarray(xo + i * stride, xo + i * stride + width), base + i * width);
-  kern.stagedCount = count;
-  kern.stagedWidth = width;
   return { id: ++kern.stageId, count, width };
 }
 
