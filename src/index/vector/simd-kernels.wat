@@ -35,9 +35,10 @@
 
   ;; The certified nearest column (or −1) of each of `rows` rows: x row r at xp + r·xs (bytes,
   ;; `dim` values), matrix at ct (kp columns, h at ct + dim·kp·4), cmax ≥ max ‖c_j‖; F (rows × kp)
-  ;; at dp, results (i32) at outp, each row's second smallest F (f32) at sp. Rows go in groups of 16 and dimensions in slices of 128, so a
-  ;; tile's matrix slice (16 columns × 128 × 4 bytes) and the group's x slice stay in L1, and the
-  ;; group's F block is still in cache for `argmin`.
+  ;; at dp, results (i32) at outp, each row's second smallest F (f32) at sp. Rows go in groups of
+  ;; 16 and dimensions in slices of 128 (a partial F is stored and reloaded exactly, so each sum
+  ;; stays sequential over d), so a tile's matrix slice (16 columns × 128 × 4 bytes) and the
+  ;; group's x slice stay in L1, and the group's F block is still in cache for `argmin`.
   (func (export "nearest")
     (param $xp i32) (param $xs i32) (param $rows i32) (param $dim i32)
     (param $ct i32) (param $kp i32) (param $cmax f64) (param $dp i32) (param $outp i32) (param $sp i32)
