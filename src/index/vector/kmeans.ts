@@ -19,7 +19,7 @@ import {
   copyColumns,
   MAX_CERTIFIED_NORM,
   SimdMatrix,
-  SimdRowSet,
+  SimdSeeding,
   stagedDistances,
   stagedSeconds,
   stageRows,
@@ -582,79 +582,54 @@ function seedPlusPlus(
     assign[i] = 0;
     total += d;
   }
-  const cc = new Float64Array(k); // squared distance from the new centre to each earlier one
-  // With the SIMD kernel (dim > 16): f32 dot products of the points passing the triangle test
-  // with the new centre give a certified lower bound of ‖x − c‖², which rules most of them out
-  // without the exact distance.
-  const rows = dim > SMALL_DIM ? SimdRowSet.create(data, n, dim) : null;
-  const xSq = rows === null ? null : new Float64Array(n); // ‖x‖² (float64)
-  const xNorm = rows === null ? null : new Float64Array(n); // ‖x‖, rounded up
-  if (xSq !== null && xNorm !== null) {
-    for (let i = 0; i < n; i++) {
-      xSq[i] = normSqAt(data, i * dim, dim);
-      xNorm[i] = Math.sqrt(xSq[i]) * (1 + 2 ** -30);
-    }
+  // With the kernel the per-centre update loop runs in WebAssembly on copies of the points,
+  // dist, assign and cc (the same float64 operations in the same order, so the same seeds).
+  const sk = SimdSeeding.create(data, n, dim, k);
+  if (sk !== null) {
+    sk.dist.set(dist.subarray(0, n));
+    sk.assign.set(assign.subarray(0, n));
   }
-  // lower = ‖x‖² + ‖c‖² − 2·dot̂ is within e of the exact ‖x − c‖², and so is the float64
-  // reference (l2Bounded); if lower − e ≥ dist[i], the new centre cannot capture x. e covers the
-  // f32 dot product (γ_{n+5}·X·C, twice), the float64 norms, sums and reference, and underflow.
-  const gDot = 2.04 * (dim + 5) * 2 ** -24;
-  const g64 = (dim + 8) * 2 ** -51;
-  const tiny = (dim + 4) * 2 ** -140;
+  const dst = sk === null ? dist : sk.dist;
+  const asg = sk === null ? assign : sk.assign;
+  const cc = sk === null ? new Float64Array(k) : sk.cc; // squared distance from the new centre to each earlier one
   for (let c = 1; c < k; c++) {
     let pick = -1;
     if (total > 0) {
       let target = rng.next() * total;
       for (let i = 0; i < n; i++) {
-        target -= dist[i];
-        if (target < 0 && dist[i] > 0) {
+        target -= dst[i];
+        if (target < 0 && dst[i] > 0) {
           pick = i;
           break;
         }
       }
-      if (pick < 0) for (let i = n - 1; i >= 0; i--) if (dist[i] > 0) { pick = i; break; }
+      if (pick < 0) for (let i = n - 1; i >= 0; i--) if (dst[i] > 0) { pick = i; break; }
     }
     if (pick < 0) pick = rng.int(n); // all points coincide with seeds: duplicates are unavoidable
     const co = c * dim;
     centroids.set(data.subarray(pick * dim, pick * dim + dim), co);
     for (let j = 0; j < c; j++) cc[j] = l2Between(centroids, co, centroids, j * dim, dim);
-    total = 0;
-    if (rows === null) {
-      for (let i = 0; i < n; i++) {
-        const di = dist[i];
-        // ‖c − c(x)‖ ≥ 2‖x − c(x)‖ ⇒ ‖x − c‖ ≥ ‖x − c(x)‖: cannot capture x.
-        if (cc[assign[i]] < 4 * di) {
-          const d = l2Bounded(data, i * dim, centroids, co, dim, di);
-          if (d < di) {
-            dist[i] = d;
-            assign[i] = c;
-          }
-        }
-        total += dist[i];
-      }
+    if (sk !== null) {
+      total = sk.update(centroids, co, c);
       continue;
     }
-    // The same decisions: the points passing the triangle test, their dot products with the new
-    // centre in one kernel call, the exact distance only where the bound cannot rule x out.
-    const cand = rows.indexes;
-    let m = 0;
-    for (let i = 0; i < n; i++) if (cc[assign[i]] < 4 * dist[i]) cand[m++] = i;
-    const dots = rows.dots(centroids, co, m);
-    const cSq = normSqAt(centroids, co, dim);
-    const cNorm = Math.sqrt(cSq) * (1 + 2 ** -30);
-    for (let t = 0; t < m; t++) {
-      const i = cand[t];
-      const di = dist[i];
-      const x = xNorm![i];
-      const s = x + cNorm;
-      if (x * cNorm <= 1e30 && xSq![i] + cSq - 2 * dots[t] - (gDot * x * cNorm + g64 * s * s + tiny) >= di) continue;
-      const d = l2Bounded(data, i * dim, centroids, co, dim, di);
-      if (d < di) {
-        dist[i] = d;
-        assign[i] = c;
+    total = 0;
+    for (let i = 0; i < n; i++) {
+      const di = dst[i];
+      // ‖c − c(x)‖ ≥ 2‖x − c(x)‖ ⇒ ‖x − c‖ ≥ ‖x − c(x)‖: cannot capture x.
+      if (cc[asg[i]] < 4 * di) {
+        const d = l2Bounded(data, i * dim, centroids, co, dim, di);
+        if (d < di) {
+          dst[i] = d;
+          asg[i] = c;
+        }
       }
+      total += dst[i];
     }
-    for (let i = 0; i < n; i++) total += dist[i];
+  }
+  if (sk !== null) {
+    dist.set(sk.dist);
+    assign.set(sk.assign);
   }
 }
 

@@ -15,8 +15,8 @@
  *   −1 when another column is within the rounding tolerance (`certifyTolerance`); the caller
  *   re-checks those with its exact float64 distance, reading the candidates from
  *   `stagedDistances()`;
- * - `SimdRowSet` (k-means++ seeding) holds a whole sample in a private instance for gathered
- *   dot products with one vector at a time.
+ * - `SimdSeeding` (k-means++ seeding) holds a whole sample in a private instance and runs the
+ *   seeding's per-centre update loop there, with the same float64 arithmetic as the JS loop.
  *
  * Nothing here decides ties or exactness: the kernel only proves "this is the strict minimum of
  * any distance within the tolerance of the exact one" or declines. Without WebAssembly SIMD (or
@@ -37,7 +37,7 @@ const MAX_DIM = 65536;
 interface KernelExports {
   memory: WebAssembly.Memory;
   nearest(xp: number, xs: number, rows: number, dim: number, ct: number, kp: number, cmax: number, dp: number, outp: number, sp: number): void;
-  dots(xp: number, xs: number, ip: number, rows: number, dim: number, cp: number, outp: number): void;
+  seed_update(xp: number, n: number, dim: number, cp: number, ccp: number, ap: number, dp: number, cidx: number): number;
 }
 
 /** The module instance plus a power-of-two free-list allocator over its memory. */
@@ -352,40 +352,53 @@ export function certifyTolerance(x: number, c: number, n: number): number {
   return 2 ** -24 * 1.02 * (4 * n + 8) * c * (x + c) + (2 * n + 8) * 2 ** -52 * (x + c) * (x + c) + (4 * n + 8) * 2 ** -140;
 }
 
-/** Largest row set `SimdRowSet` copies (bytes). */
-const MAX_ROW_SET_BYTES = 1024 * 1024 * 1024;
+/** Largest sample `SimdSeeding` copies (bytes). */
+const MAX_SEEDING_BYTES = 1024 * 1024 * 1024;
 
 /**
- * n rows of `dim` values copied once into a private kernel instance (its own memory, released
- * with this object), for f32 dot products of chosen rows with one vector at a time (k-means++
- * seeding): put row indexes in `indexes` (up to n), then `dots(v, vo, count)`.
- * |dots[t] − x_{indexes[t]}·v| ≤ γ_{n+5}·‖x‖·‖v‖ with γ_m = m·2⁻²⁴/(1 − m·2⁻²⁴), n = dim.
+ * k-means++ seeding state in a private kernel instance (its own memory, released with this
+ * object): the n points (copied once), and `dist`, `assign` and `cc` as views into that memory,
+ * which `update` changes exactly as the JS loop of kmeans.ts's seedPlusPlus would (same float64
+ * operations in the same order).
  */
-export class SimdRowSet {
+export class SimdSeeding {
   private readonly ex: KernelExports;
-  private readonly vPtr: number;
-  private readonly idxPtr: number;
-  private readonly outPtr: number;
-  /** Row indexes for the next `dots` (a view into the kernel's memory). */
-  readonly indexes: Int32Array;
-  private readonly out: Float32Array;
-  private readonly vIn: Float32Array;
+  private readonly cPtr: number;
+  private readonly ccPtr: number;
+  private readonly aPtr: number;
+  private readonly dPtr: number;
+  private readonly centre: Float32Array;
+  /** Squared distance of each point to its seed (float64). */
+  readonly dist: Float64Array;
+  /** Seed of each point. */
+  readonly assign: Int32Array;
+  /** Squared distance from the new centre to each earlier one (set before `update`). */
+  readonly cc: Float64Array;
 
-  private constructor(ex: KernelExports, readonly n: number, readonly dim: number) {
+  private constructor(ex: KernelExports, readonly n: number, readonly dim: number, k: number) {
     this.ex = ex;
-    this.vPtr = 64 + n * dim * 4;
-    this.idxPtr = this.vPtr + ((dim * 4 + 63) & ~63);
-    this.outPtr = this.idxPtr + ((n * 4 + 63) & ~63);
-    this.vIn = new Float32Array(ex.memory.buffer, this.vPtr, dim);
-    this.indexes = new Int32Array(ex.memory.buffer, this.idxPtr, n);
-    this.out = new Float32Array(ex.memory.buffer, this.outPtr, n);
+    const up = (b: number) => (b + 63) & ~63;
+    this.cPtr = 64 + up(n * dim * 4);
+    this.ccPtr = this.cPtr + up(dim * 4);
+    this.aPtr = this.ccPtr + up(k * 8);
+    this.dPtr = this.aPtr + up(n * 4);
+    const buf = ex.memory.buffer;
+    this.centre = new Float32Array(buf, this.cPtr, dim);
+    this.cc = new Float64Array(buf, this.ccPtr, k);
+    this.assign = new Int32Array(buf, this.aPtr, n);
+    this.dist = new Float64Array(buf, this.dPtr, n);
   }
 
-  /** The rows `data[i·dim ..)` (i < n), or null without the kernel or when too large. */
-  static create(data: Float32Array, n: number, dim: number): SimdRowSet | null {
-    if (!enabled || n < 1 || dim < 1 || dim > MAX_DIM) return null;
-    const bytes = 64 + n * dim * 4 + ((dim * 4 + 63) & ~63) + 2 * ((n * 4 + 63) & ~63);
-    if (bytes > MAX_ROW_SET_BYTES) return null;
+  static bytes(n: number, dim: number, k: number): number {
+    const up = (b: number) => (b + 63) & ~63;
+    return 64 + up(n * dim * 4) + up(dim * 4) + up(k * 8) + up(n * 4) + up(n * 8);
+  }
+
+  /** The points `data[i·dim ..)` (i < n), or null without the kernel or when too large. */
+  static create(data: Float32Array, n: number, dim: number, k: number): SimdSeeding | null {
+    if (!enabled || n < 1 || dim < 1 || k < 1) return null;
+    const bytes = SimdSeeding.bytes(n, dim, k);
+    if (bytes > MAX_SEEDING_BYTES) return null;
     const ex = instantiate();
     if (ex === null) return null;
     try {
@@ -395,16 +408,15 @@ export class SimdRowSet {
       return null;
     }
     new Float32Array(ex.memory.buffer, 64, n * dim).set(data.subarray(0, n * dim));
-    return new SimdRowSet(ex, n, dim);
+    return new SimdSeeding(ex, n, dim, k);
   }
 
   /**
-   * f32 x_{indexes[t]} · v for t < count, v = `v[vo .. vo + dim)`; the view is valid until the
-   * next call.
+   * New centre `cIdx` = `c[co .. co + dim)`: every point with cc[assign[i]] < 4·dist[i] whose
+   * squared distance to it is below dist[i] moves to it; returns Σ dist[i] (summed in order).
    */
-  dots(v: Float32Array, vo: number, count: number): Float32Array {
-    this.vIn.set(v.subarray(vo, vo + this.dim));
-    this.ex.dots(64, this.dim * 4, this.idxPtr, count, this.dim, this.vPtr, this.outPtr);
-    return this.out;
+  update(c: Float32Array, co: number, cIdx: number): number {
+    this.centre.set(c.subarray(co, co + this.dim));
+    return this.ex.seed_update(64, this.n, this.dim, this.cPtr, this.ccPtr, this.aPtr, this.dPtr, cIdx);
   }
 }

@@ -67,108 +67,82 @@
         (local.set $r (i32.add (local.get $r) (local.get $g)))
         (br $groups))))
 
-  ;; Gathered GEMV for k-means++ seeding: out[t] (f32 at outp + 4t) = x_{idx[t]}·c for t < count,
-  ;; idx (i32) at ip, x row i at xp + i·xs, c at cp (dim values each). Four rows at a time; each
-  ;; row's products are summed in four lanes (d mod 4) over the first dim − dim mod 4 dimensions,
-  ;; the lanes added pairwise, then the last dim mod 4 products one by one: every product passes
-  ;; through at most n/4 + 5 roundings of sums, so |error| ≤ γ_{n+5}·Σ|x_d c_d| (the caller's bound).
-  (func (export "dots")
-    (param $xp i32) (param $xs i32) (param $ip i32) (param $rows i32) (param $dim i32) (param $cp i32) (param $outp i32)
-    (local $r i32) (local $d i32) (local $n4 i32) (local $p i32)
-    (local $x0 i32) (local $x1 i32) (local $x2 i32) (local $x3 i32)
-    (local $c v128) (local $a0 v128) (local $a1 v128) (local $a2 v128) (local $a3 v128)
-    (local $s0 f32) (local $s1 f32) (local $s2 f32) (local $s3 f32) (local $cd f32)
-    (local.set $n4 (i32.and (local.get $dim) (i32.const -4)))
-    (block $quads_done
-      (loop $quads
-        (br_if $quads_done (i32.gt_u (i32.add (local.get $r) (i32.const 4)) (local.get $rows)))
-        (local.set $p (i32.add (local.get $ip) (i32.shl (local.get $r) (i32.const 2))))
-        (local.set $x0 (i32.add (local.get $xp) (i32.mul (i32.load offset=0 (local.get $p)) (local.get $xs))))
-        (local.set $x1 (i32.add (local.get $xp) (i32.mul (i32.load offset=4 (local.get $p)) (local.get $xs))))
-        (local.set $x2 (i32.add (local.get $xp) (i32.mul (i32.load offset=8 (local.get $p)) (local.get $xs))))
-        (local.set $x3 (i32.add (local.get $xp) (i32.mul (i32.load offset=12 (local.get $p)) (local.get $xs))))
-        (local.set $a0 (v128.const i32x4 0 0 0 0))
-        (local.set $a1 (v128.const i32x4 0 0 0 0))
-        (local.set $a2 (v128.const i32x4 0 0 0 0))
-        (local.set $a3 (v128.const i32x4 0 0 0 0))
-        (local.set $p (local.get $cp))
-        (local.set $d (i32.const 0))
-        (block $vec_done
-          (loop $vec
-            (br_if $vec_done (i32.ge_u (local.get $d) (local.get $n4)))
-            (local.set $c (v128.load (local.get $p)))
-            (local.set $a0 (f32x4.add (local.get $a0) (f32x4.mul (v128.load (local.get $x0)) (local.get $c))))
-            (local.set $a1 (f32x4.add (local.get $a1) (f32x4.mul (v128.load (local.get $x1)) (local.get $c))))
-            (local.set $a2 (f32x4.add (local.get $a2) (f32x4.mul (v128.load (local.get $x2)) (local.get $c))))
-            (local.set $a3 (f32x4.add (local.get $a3) (f32x4.mul (v128.load (local.get $x3)) (local.get $c))))
-            (local.set $p (i32.add (local.get $p) (i32.const 16)))
-            (local.set $x0 (i32.add (local.get $x0) (i32.const 16)))
-            (local.set $x1 (i32.add (local.get $x1) (i32.const 16)))
-            (local.set $x2 (i32.add (local.get $x2) (i32.const 16)))
-            (local.set $x3 (i32.add (local.get $x3) (i32.const 16)))
-            (local.set $d (i32.add (local.get $d) (i32.const 4)))
-            (br $vec)))
-        (local.set $s0 (call $hsum (local.get $a0)))
-        (local.set $s1 (call $hsum (local.get $a1)))
-        (local.set $s2 (call $hsum (local.get $a2)))
-        (local.set $s3 (call $hsum (local.get $a3)))
-        (block $tail_done
-          (loop $tail
-            (br_if $tail_done (i32.ge_u (local.get $d) (local.get $dim)))
-            (local.set $cd (f32.load (local.get $p)))
-            (local.set $s0 (f32.add (local.get $s0) (f32.mul (f32.load (local.get $x0)) (local.get $cd))))
-            (local.set $s1 (f32.add (local.get $s1) (f32.mul (f32.load (local.get $x1)) (local.get $cd))))
-            (local.set $s2 (f32.add (local.get $s2) (f32.mul (f32.load (local.get $x2)) (local.get $cd))))
-            (local.set $s3 (f32.add (local.get $s3) (f32.mul (f32.load (local.get $x3)) (local.get $cd))))
-            (local.set $p (i32.add (local.get $p) (i32.const 4)))
-            (local.set $x0 (i32.add (local.get $x0) (i32.const 4)))
-            (local.set $x1 (i32.add (local.get $x1) (i32.const 4)))
-            (local.set $x2 (i32.add (local.get $x2) (i32.const 4)))
-            (local.set $x3 (i32.add (local.get $x3) (i32.const 4)))
-            (local.set $d (i32.add (local.get $d) (i32.const 1)))
-            (br $tail)))
-        (local.set $p (i32.add (local.get $outp) (i32.shl (local.get $r) (i32.const 2))))
-        (f32.store offset=0 (local.get $p) (local.get $s0))
-        (f32.store offset=4 (local.get $p) (local.get $s1))
-        (f32.store offset=8 (local.get $p) (local.get $s2))
-        (f32.store offset=12 (local.get $p) (local.get $s3))
-        (local.set $r (i32.add (local.get $r) (i32.const 4)))
-        (br $quads)))
-    ;; Leftover rows.
-    (block $rows_done
-      (loop $rest
-        (br_if $rows_done (i32.ge_u (local.get $r) (local.get $rows)))
-        (local.set $x0 (i32.add (local.get $xp)
-          (i32.mul (i32.load (i32.add (local.get $ip) (i32.shl (local.get $r) (i32.const 2)))) (local.get $xs))))
-        (local.set $a0 (v128.const i32x4 0 0 0 0))
-        (local.set $p (local.get $cp))
-        (local.set $d (i32.const 0))
-        (block $vec1_done
-          (loop $vec1
-            (br_if $vec1_done (i32.ge_u (local.get $d) (local.get $n4)))
-            (local.set $a0 (f32x4.add (local.get $a0) (f32x4.mul (v128.load (local.get $x0)) (v128.load (local.get $p)))))
-            (local.set $p (i32.add (local.get $p) (i32.const 16)))
-            (local.set $x0 (i32.add (local.get $x0) (i32.const 16)))
-            (local.set $d (i32.add (local.get $d) (i32.const 4)))
-            (br $vec1)))
-        (local.set $s0 (call $hsum (local.get $a0)))
-        (block $tail1_done
-          (loop $tail1
-            (br_if $tail1_done (i32.ge_u (local.get $d) (local.get $dim)))
-            (local.set $s0 (f32.add (local.get $s0) (f32.mul (f32.load (local.get $x0)) (f32.load (local.get $p)))))
-            (local.set $p (i32.add (local.get $p) (i32.const 4)))
-            (local.set $x0 (i32.add (local.get $x0) (i32.const 4)))
-            (local.set $d (i32.add (local.get $d) (i32.const 1)))
-            (br $tail1)))
-        (f32.store (i32.add (local.get $outp) (i32.shl (local.get $r) (i32.const 2))) (local.get $s0))
-        (local.set $r (i32.add (local.get $r) (i32.const 1)))
-        (br $rest))))
+  ;; k-means++ seeding, one new centre (index cidx, dim values at cp) against every point i < n
+  ;; (x_i at xp + i·dim·4): if cc[assign[i]] < 4·dist[i] (f64 at ccp, i32 at ap, f64 at dp) and
+  ;; ‖x_i − c‖² < dist[i], then dist[i] = ‖x_i − c‖² and assign[i] = cidx. Returns Σ dist[i],
+  ;; summed in order. Exactly the JS loop of kmeans.ts's seedPlusPlus: the distance is computed as
+  ;; l2Bounded does (float64, four accumulators over d mod 4 — the lanes of two f64x2 — a
+  ;; partial-sum check every 32 dimensions, the last dim mod 4 terms into the first accumulator),
+  ;; so every decision and value is the same.
+  (func (export "seed_update")
+    (param $xp i32) (param $n i32) (param $dim i32) (param $cp i32)
+    (param $ccp i32) (param $ap i32) (param $dp i32) (param $cidx i32) (result f64)
+    (local $i i32) (local $x i32) (local $di f64) (local $d f64) (local $total f64) (local $rowb i32)
+    (local.set $rowb (i32.shl (local.get $dim) (i32.const 2)))
+    (local.set $x (local.get $xp))
+    (block $done
+      (loop $points
+        (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+        (local.set $di (f64.load (i32.add (local.get $dp) (i32.shl (local.get $i) (i32.const 3)))))
+        (if (f64.lt
+              (f64.load (i32.add (local.get $ccp)
+                (i32.shl (i32.load (i32.add (local.get $ap) (i32.shl (local.get $i) (i32.const 2)))) (i32.const 3))))
+              (f64.mul (f64.const 4) (local.get $di)))
+          (then
+            (local.set $d (call $l2_bounded (local.get $x) (local.get $cp) (local.get $dim) (local.get $di)))
+            (if (f64.lt (local.get $d) (local.get $di))
+              (then
+                (f64.store (i32.add (local.get $dp) (i32.shl (local.get $i) (i32.const 3))) (local.get $d))
+                (i32.store (i32.add (local.get $ap) (i32.shl (local.get $i) (i32.const 2))) (local.get $cidx))))))
+        (local.set $total (f64.add (local.get $total)
+          (f64.load (i32.add (local.get $dp) (i32.shl (local.get $i) (i32.const 3))))))
+        (local.set $x (i32.add (local.get $x) (local.get $rowb)))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $points)))
+    (local.get $total))
 
-  ;; (lane 0 + lane 1) + (lane 2 + lane 3).
-  (func $hsum (param $v v128) (result f32)
-    (f32.add
-      (f32.add (f32x4.extract_lane 0 (local.get $v)) (f32x4.extract_lane 1 (local.get $v)))
-      (f32.add (f32x4.extract_lane 2 (local.get $v)) (f32x4.extract_lane 3 (local.get $v)))))
+  ;; kmeans.ts l2Bounded(a, b, dim, bound) in float64, the same operations in the same order:
+  ;; s0..s3 (the lanes of s01 and s23) over groups of four dimensions, every 32 dimensions the
+  ;; partial ((s0 + s1) + s2) + s3 returned once it reaches bound, the last dim mod 4 squared
+  ;; differences added to s0, then ((s0 + s1) + s2) + s3.
+  (func $l2_bounded (param $a i32) (param $b i32) (param $dim i32) (param $bound f64) (result f64)
+    (local $i i32) (local $e i32) (local $dim4 i32) (local $va v128) (local $vb v128)
+    (local $s01 v128) (local $s23 v128) (local $t v128) (local $p f64) (local $s0 f64) (local $f f64)
+    (local.set $dim4 (i32.and (local.get $dim) (i32.const -4)))
+    (block $full
+      (loop $chunks
+        (local.set $e (select (i32.add (local.get $i) (i32.const 32)) (local.get $dim4)
+                              (i32.lt_u (i32.add (local.get $i) (i32.const 32)) (local.get $dim4))))
+        (block $chunk_done
+          (loop $quads
+            (br_if $chunk_done (i32.ge_u (local.get $i) (local.get $e)))
+            (local.set $va (v128.load (i32.add (local.get $a) (i32.shl (local.get $i) (i32.const 2)))))
+            (local.set $vb (v128.load (i32.add (local.get $b) (i32.shl (local.get $i) (i32.const 2)))))
+            (local.set $t (f64x2.sub (f64x2.promote_low_f32x4 (local.get $va)) (f64x2.promote_low_f32x4 (local.get $vb))))
+            (local.set $s01 (f64x2.add (local.get $s01) (f64x2.mul (local.get $t) (local.get $t))))
+            (local.set $t (f64x2.sub
+              (f64x2.promote_low_f32x4 (i8x16.shuffle 8 9 10 11 12 13 14 15 0 1 2 3 4 5 6 7 (local.get $va) (local.get $va)))
+              (f64x2.promote_low_f32x4 (i8x16.shuffle 8 9 10 11 12 13 14 15 0 1 2 3 4 5 6 7 (local.get $vb) (local.get $vb)))))
+            (local.set $s23 (f64x2.add (local.get $s23) (f64x2.mul (local.get $t) (local.get $t))))
+            (local.set $i (i32.add (local.get $i) (i32.const 4)))
+            (br $quads)))
+        (br_if $full (i32.ge_u (local.get $i) (local.get $dim4)))
+        (local.set $p (f64.add (f64.add (f64.add (f64x2.extract_lane 0 (local.get $s01)) (f64x2.extract_lane 1 (local.get $s01)))
+                                        (f64x2.extract_lane 0 (local.get $s23)))
+                               (f64x2.extract_lane 1 (local.get $s23))))
+        (if (f64.ge (local.get $p) (local.get $bound)) (then (return (local.get $p))))
+        (br $chunks)))
+    (local.set $s0 (f64x2.extract_lane 0 (local.get $s01)))
+    (block $tail_done
+      (loop $tail
+        (br_if $tail_done (i32.ge_u (local.get $i) (local.get $dim)))
+        (local.set $f (f64.sub (f64.promote_f32 (f32.load (i32.add (local.get $a) (i32.shl (local.get $i) (i32.const 2)))))
+                               (f64.promote_f32 (f32.load (i32.add (local.get $b) (i32.shl (local.get $i) (i32.const 2)))))))
+        (local.set $s0 (f64.add (local.get $s0) (f64.mul (local.get $f) (local.get $f))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $tail)))
+    (f64.add (f64.add (f64.add (local.get $s0) (f64x2.extract_lane 1 (local.get $s01))) (f64x2.extract_lane 0 (local.get $s23)))
+             (f64x2.extract_lane 1 (local.get $s23))))
 
   ;; F[r][j] for r < rows, j < kp over dimensions d < dn: row r of x at xp + r·xs (bytes),
   ;; column j of dimension d at ct + (d·kp + j)·4, F row r at op + r·kp·4. `first` = 1 starts the
