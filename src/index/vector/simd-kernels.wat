@@ -70,14 +70,18 @@
   ;; k-means++ seeding, one new centre (index cidx, dim values at cp) against every point i < n
   ;; (x_i at xp + i·dim·4): if cc[assign[i]] < 4·dist[i] (f64 at ccp, i32 at ap, f64 at dp) and
   ;; ‖x_i − c‖² < dist[i], then dist[i] = ‖x_i − c‖² and assign[i] = cidx. Returns Σ dist[i],
-  ;; summed in order. Exactly the JS loop of kmeans.ts's seedPlusPlus: the distance is computed as
-  ;; l2Bounded does (float64, four accumulators over d mod 4 — the lanes of two f64x2 — a
-  ;; partial-sum check every 32 dimensions, the last dim mod 4 terms into the first accumulator),
-  ;; so every decision and value is the same.
+  ;; summed in order. Exactly the JS loop of kmeans.ts's seedPlusPlus: the distance is computed (inline)
+  ;; as l2Bounded does — float64, accumulators s0..s3 over d mod 4 (the lanes of s01 and s23), the
+  ;; partial ((s0 + s1) + s2) + s3 returned once it reaches dist[i] (checked every 32 dimensions),
+  ;; the last dim mod 4 squared differences added to s0, then ((s0 + s1) + s2) + s3 — so every
+  ;; decision and value is the same.
   (func (export "seed_update")
     (param $xp i32) (param $n i32) (param $dim i32) (param $cp i32)
     (param $ccp i32) (param $ap i32) (param $dp i32) (param $cidx i32) (result f64)
     (local $i i32) (local $x i32) (local $di f64) (local $d f64) (local $total f64) (local $rowb i32)
+    (local $j i32) (local $e i32) (local $dim4 i32) (local $va v128) (local $vb v128)
+    (local $s01 v128) (local $s23 v128) (local $t v128) (local $p f64) (local $s0 f64) (local $f f64)
+    (local.set $dim4 (i32.and (local.get $dim) (i32.const -4)))
     (local.set $rowb (i32.shl (local.get $dim) (i32.const 2)))
     (local.set $x (local.get $xp))
     (block $done
@@ -89,7 +93,44 @@
                 (i32.shl (i32.load (i32.add (local.get $ap) (i32.shl (local.get $i) (i32.const 2)))) (i32.const 3))))
               (f64.mul (f64.const 4) (local.get $di)))
           (then
-            (local.set $d (call $l2_bounded (local.get $x) (local.get $cp) (local.get $dim) (local.get $di)))
+            (block $dist_done
+            (local.set $j (i32.const 0))
+            (local.set $s01 (v128.const i32x4 0 0 0 0))
+            (local.set $s23 (v128.const i32x4 0 0 0 0))
+            (block $full
+              (loop $chunks
+                (local.set $e (select (i32.add (local.get $j) (i32.const 32)) (local.get $dim4)
+                                      (i32.lt_u (i32.add (local.get $j) (i32.const 32)) (local.get $dim4))))
+                (block $chunk_done
+                  (loop $quads
+                    (br_if $chunk_done (i32.ge_u (local.get $j) (local.get $e)))
+                    (local.set $va (v128.load (i32.add (local.get $x) (i32.shl (local.get $j) (i32.const 2)))))
+                    (local.set $vb (v128.load (i32.add (local.get $cp) (i32.shl (local.get $j) (i32.const 2)))))
+                    (local.set $t (f64x2.sub (f64x2.promote_low_f32x4 (local.get $va)) (f64x2.promote_low_f32x4 (local.get $vb))))
+                    (local.set $s01 (f64x2.add (local.get $s01) (f64x2.mul (local.get $t) (local.get $t))))
+                    (local.set $t (f64x2.sub
+                      (f64x2.promote_low_f32x4 (i8x16.shuffle 8 9 10 11 12 13 14 15 0 1 2 3 4 5 6 7 (local.get $va) (local.get $va)))
+                      (f64x2.promote_low_f32x4 (i8x16.shuffle 8 9 10 11 12 13 14 15 0 1 2 3 4 5 6 7 (local.get $vb) (local.get $vb)))))
+                    (local.set $s23 (f64x2.add (local.get $s23) (f64x2.mul (local.get $t) (local.get $t))))
+                    (local.set $j (i32.add (local.get $j) (i32.const 4)))
+                    (br $quads)))
+                (br_if $full (i32.ge_u (local.get $j) (local.get $dim4)))
+                (local.set $p (f64.add (f64.add (f64.add (f64x2.extract_lane 0 (local.get $s01)) (f64x2.extract_lane 1 (local.get $s01)))
+                                                (f64x2.extract_lane 0 (local.get $s23)))
+                                       (f64x2.extract_lane 1 (local.get $s23))))
+                (if (f64.ge (local.get $p) (local.get $di)) (then (local.set $d (local.get $p)) (br $dist_done)))
+                (br $chunks)))
+            (local.set $s0 (f64x2.extract_lane 0 (local.get $s01)))
+            (block $tail_done
+              (loop $tail
+                (br_if $tail_done (i32.ge_u (local.get $j) (local.get $dim)))
+                (local.set $f (f64.sub (f64.promote_f32 (f32.load (i32.add (local.get $x) (i32.shl (local.get $j) (i32.const 2)))))
+                                       (f64.promote_f32 (f32.load (i32.add (local.get $cp) (i32.shl (local.get $j) (i32.const 2)))))))
+                (local.set $s0 (f64.add (local.get $s0) (f64.mul (local.get $f) (local.get $f))))
+                (local.set $j (i32.add (local.get $j) (i32.const 1)))
+                (br $tail)))
+            (local.set $d (f64.add (f64.add (f64.add (local.get $s0) (f64x2.extract_lane 1 (local.get $s01))) (f64x2.extract_lane 0 (local.get $s23)))
+                                   (f64x2.extract_lane 1 (local.get $s23)))))
             (if (f64.lt (local.get $d) (local.get $di))
               (then
                 (f64.store (i32.add (local.get $dp) (i32.shl (local.get $i) (i32.const 3))) (local.get $d))
@@ -100,49 +141,6 @@
         (local.set $i (i32.add (local.get $i) (i32.const 1)))
         (br $points)))
     (local.get $total))
-
-  ;; kmeans.ts l2Bounded(a, b, dim, bound) in float64, the same operations in the same order:
-  ;; s0..s3 (the lanes of s01 and s23) over groups of four dimensions, every 32 dimensions the
-  ;; partial ((s0 + s1) + s2) + s3 returned once it reaches bound, the last dim mod 4 squared
-  ;; differences added to s0, then ((s0 + s1) + s2) + s3.
-  (func $l2_bounded (param $a i32) (param $b i32) (param $dim i32) (param $bound f64) (result f64)
-    (local $i i32) (local $e i32) (local $dim4 i32) (local $va v128) (local $vb v128)
-    (local $s01 v128) (local $s23 v128) (local $t v128) (local $p f64) (local $s0 f64) (local $f f64)
-    (local.set $dim4 (i32.and (local.get $dim) (i32.const -4)))
-    (block $full
-      (loop $chunks
-        (local.set $e (select (i32.add (local.get $i) (i32.const 32)) (local.get $dim4)
-                              (i32.lt_u (i32.add (local.get $i) (i32.const 32)) (local.get $dim4))))
-        (block $chunk_done
-          (loop $quads
-            (br_if $chunk_done (i32.ge_u (local.get $i) (local.get $e)))
-            (local.set $va (v128.load (i32.add (local.get $a) (i32.shl (local.get $i) (i32.const 2)))))
-            (local.set $vb (v128.load (i32.add (local.get $b) (i32.shl (local.get $i) (i32.const 2)))))
-            (local.set $t (f64x2.sub (f64x2.promote_low_f32x4 (local.get $va)) (f64x2.promote_low_f32x4 (local.get $vb))))
-            (local.set $s01 (f64x2.add (local.get $s01) (f64x2.mul (local.get $t) (local.get $t))))
-            (local.set $t (f64x2.sub
-              (f64x2.promote_low_f32x4 (i8x16.shuffle 8 9 10 11 12 13 14 15 0 1 2 3 4 5 6 7 (local.get $va) (local.get $va)))
-              (f64x2.promote_low_f32x4 (i8x16.shuffle 8 9 10 11 12 13 14 15 0 1 2 3 4 5 6 7 (local.get $vb) (local.get $vb)))))
-            (local.set $s23 (f64x2.add (local.get $s23) (f64x2.mul (local.get $t) (local.get $t))))
-            (local.set $i (i32.add (local.get $i) (i32.const 4)))
-            (br $quads)))
-        (br_if $full (i32.ge_u (local.get $i) (local.get $dim4)))
-        (local.set $p (f64.add (f64.add (f64.add (f64x2.extract_lane 0 (local.get $s01)) (f64x2.extract_lane 1 (local.get $s01)))
-                                        (f64x2.extract_lane 0 (local.get $s23)))
-                               (f64x2.extract_lane 1 (local.get $s23))))
-        (if (f64.ge (local.get $p) (local.get $bound)) (then (return (local.get $p))))
-        (br $chunks)))
-    (local.set $s0 (f64x2.extract_lane 0 (local.get $s01)))
-    (block $tail_done
-      (loop $tail
-        (br_if $tail_done (i32.ge_u (local.get $i) (local.get $dim)))
-        (local.set $f (f64.sub (f64.promote_f32 (f32.load (i32.add (local.get $a) (i32.shl (local.get $i) (i32.const 2)))))
-                               (f64.promote_f32 (f32.load (i32.add (local.get $b) (i32.shl (local.get $i) (i32.const 2)))))))
-        (local.set $s0 (f64.add (local.get $s0) (f64.mul (local.get $f) (local.get $f))))
-        (local.set $i (i32.add (local.get $i) (i32.const 1)))
-        (br $tail)))
-    (f64.add (f64.add (f64.add (local.get $s0) (f64x2.extract_lane 1 (local.get $s01))) (f64x2.extract_lane 0 (local.get $s23)))
-             (f64x2.extract_lane 1 (local.get $s23))))
 
   ;; F[r][j] for r < rows, j < kp over dimensions d < dn: row r of x at xp + r·xs (bytes),
   ;; column j of dimension d at ct + (d·kp + j)·4, F row r at op + r·kp·4. `first` = 1 starts the
