@@ -6,11 +6,15 @@
  * centroid, the lowest index among equally near ones):
  * - k-means++: a new centre c can only capture x if ‖c − c(x)‖ < 2‖x − c(x)‖ (triangle
  *   inequality), so most points skip the distance computation once a few dozen centres exist.
+ *   With WebAssembly SIMD the per-centre loop runs in the kernel (`SimdSeeding`), with the same
+ *   float64 operations in the same order.
  * - `NearestCentroids` (Lloyd assignment, IVF assignment and PQ encoding of the index): the
  *   WebAssembly SIMD kernel of simd-kernels.ts computes ‖c‖² − 2x·c for blocks of rows against
  *   all centroids (blocked, f32) and certifies its argmin against its rounding error bound; the
  *   rare close calls (and everything, without WebAssembly SIMD) are decided by the exact
  *   float64 reference below, so both paths give identical results.
+ * - Lloyd for dim > 16: Hamerly's bounds (`HamerlyBounds`) skip points that provably keep their
+ *   centroid; only the others are searched.
  */
 import { l2Between, normSqAt } from './distance.js';
 import {
