@@ -37,7 +37,8 @@ import { METRICS, type Metric } from '../../src/index/vector/distance.js';
 import { IvfPqIndex } from '../../src/index/vector/ivf-pq-index.js';
 import { trainIvfPq } from '../../src/index/vector/ivf-pq-model.js';
 import { VectorSource } from '../../src/index/vector/vector-source.js';
-import { dedupForFlush, flushIndexCounters, indexSidecarFile, readGeneration, writeGeneration } from '../../src/region/generation.js';
+import { takeData } from '../../exec/kernels/take.js';
+import { dedupForFlush, flushIndexCounters, indexSidecarFile, readGeneration, takeBatch, writeGeneration } from '../../src/region/generation.js';
 import { TableSchema } from '../../src/schema/table-schema.js';
 import { systemRuntime } from '../../src/util/runtime.js';
 import { RegionLayout } from '../../src/wal/region-layout.js';
@@ -201,6 +202,26 @@ test('dedupForFlush maps every MemTable row to its generation position, or -1 wh
   t.true(next < rows.length * 0.6, 'the fixture drops many rows');
 });
 
+test('takeBatch copies runs of rows like takeData copies them row by row, sliced batches and nulls included', (t) => {
+  const rows = memtableRows(8, 1, 700, 100000)[0];
+  const whole = storedBatch(rows);
+  for (const batch of [whole, whole.slice(37, 650), whole.slice(1, 9)]) {
+    const n = batch.numRows;
+    const rnd = mulberry32(n);
+    const lists = [
+      Uint32Array.from({ length: n }, (_, i) => i),
+      Uint32Array.from({ length: n }, (_, i) => i).filter(() => rnd() < 0.97), // long runs
+      Uint32Array.from({ length: n }, (_, i) => i).filter((i) => i % 50 > 3),
+      Uint32Array.from({ length: n }, (_, i) => i).filter(() => rnd() < 0.5), // short runs: row by row
+      new Uint32Array(0),
+    ];
+    for (const idx of lists) {
+      const want = new RecordBatch(ts.stored, makeData({ type: new Struct(ts.stored.fields), length: idx.length, nullCount: 0, children: batch.data.children.map((c) => takeData(c, idx)) }));
+      t.true(ipc(new Table([takeBatch(batch, idx)])).equals(ipc(new Table([want]))), `${n} rows, ${idx.length} taken`);
+    }
+  }
+});
+
 test('a remapped inverted index equals one built from the surviving rows: sidecar bytes, stats, search', (t) => {
   for (const seed of [1, 2, 3]) {
     const { mem, rebuilt, flushed } = fixture(seed);
@@ -254,7 +275,18 @@ test('a remapped inverted index: edge cases (nothing kept, everything kept, rows
   t.true(ipc(fts.remapped(Int32Array.from({ length: n }, (_, i) => (i === n - 1 ? -1 : i))).toArrow()).equals(ipc(butLast.toArrow())));
   const shifted = new InvertedIndex(opts);
   shifted.add(0, rows.slice(1).map((r) => r.body));
-  t.true(ipc(fts.remapped(Int32Array.from({ length: n }, (_, i) => i - 1)).toArrow()).equals(ipc(shifted.toArrow())));
+  const r1 = fts.remapped(Int32Array.from({ length: n }, (_, i) => i - 1));
+  t.true(ipc(r1.toArrow()).equals(ipc(shifted.toArrow())));
+  // A remapped index remapped again, and one that goes on growing, stay equal to a rebuild.
+  const r2 = r1.remapped(Int32Array.from({ length: n - 1 }, (_, i) => (i % 2 === 0 ? -1 : i >> 1)));
+  const odd = new InvertedIndex(opts);
+  odd.add(0, rows.slice(1).filter((_, i) => i % 2 === 1).map((r) => r.body));
+  t.true(ipc(r2.toArrow()).equals(ipc(odd.toArrow())));
+  const more = ['brand new words', null, 'quick fox fox', ''];
+  r1.add(n - 1, more);
+  shifted.add(n - 1, more);
+  t.true(ipc(r1.toArrow()).equals(ipc(shifted.toArrow())));
+  for (const q of ['brand', 'fox', 'quick "fox fox"', 'new~1']) t.deepEqual(r1.search(r1.parseQuery(q), { k: 20 }), shifted.search(shifted.parseQuery(q), { k: 20 }));
 });
 
 test('a remapped scalar index equals one built from the surviving rows: lookups and sidecar bytes', (t) => {

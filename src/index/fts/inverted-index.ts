@@ -327,6 +327,11 @@ export class InvertedIndex {
   private readonly byLenMasks: Uint32Array[] = [];
   private readonly byLenCount: number[] = [];
   private readonly slab = new SlabAllocator();
+  /**
+   * Set by `remapped`: term ids are in UTF-16 order and every term's postings and token positions
+   * are consecutive views into these buffers, in id order (`toArrow` uses it). Dropped by `add`.
+   */
+  private packed: { post: Uint32Array; tok: Uint32Array; postings: number; tokens: number } | null = null;
 
   // --- per-document scratch (indexed by term id) ---
   // --- insertion buffer: tokens of recently added rows, flushed to the postings grouped by term
@@ -395,6 +400,7 @@ export class InvertedIndex {
    * empty text is a document of length 0. Neither matches anything.
    */
   add(firstPosition: number, texts: FtsTexts): void {
+    this.packed = null;
     if (!Number.isSafeInteger(firstPosition) || firstPosition < 0) {
       throw new RangeError(`firstPosition must be a non-negative integer, got ${firstPosition}`);
     }
@@ -1372,18 +1378,22 @@ export class InvertedIndex {
         totalTok += keptTok[id]!;
       }
     }
-    // The surviving terms keep their order; the dictionary, its by-length buckets (with their
-    // character masks) and the per-term arrays are filled in bulk.
-    const newId = new Int32Array(nTerms);
-    let nNew = 0;
-    for (let id = 0; id < nTerms; id++) {
-      if (keptPost[id] === 0) {
-        newId[id] = -1;
-        continue;
-      }
-      const term = this.termStr[id]!;
-      newId[id] = nNew++;
-      out.termIds.set(term, nNew - 1);
+    // The surviving terms get ids in UTF-16 order (the sidecar's order), and their postings and
+    // token positions are laid out in that order in one buffer each: `toArrow` then needs no
+    // sort, and copies the token positions in one piece. The dictionary, its by-length buckets
+    // (character masks copied, not recomputed) and the per-term arrays are filled in bulk.
+    const alive: string[] = [];
+    for (let id = 0; id < nTerms; id++) if (keptPost[id] !== 0) alive.push(this.termStr[id]!);
+    alive.sort(); // default sort: UTF-16 code units, like `<`
+    const nNew = alive.length;
+    const oldOf = new Uint32Array(nNew);
+    const newId = new Int32Array(nTerms).fill(-1);
+    for (let i = 0; i < nNew; i++) {
+      const term = alive[i]!;
+      const id = this.termIds.get(term)!;
+      oldOf[i] = id;
+      newId[id] = i;
+      out.termIds.set(term, i);
       out.termStr.push(term);
     }
     const cap = Math.max(16, nNew);
@@ -1392,31 +1402,38 @@ export class InvertedIndex {
     out.maxTf = new Uint32Array(cap);
     out.minDl = new Uint32Array(cap);
     out.bCount = new Uint32Array(cap);
+    // By-length buckets hold ids in increasing order, as `termId` appends them.
+    const lenOf = new Uint32Array(nTerms);
+    const maskOf = new Uint32Array(nTerms);
     for (let l = 0; l < this.byLenIds.length; l++) {
       const ids = this.byLenIds[l]!;
       const masks = this.byLenMasks[l]!;
-      const n = this.byLenCount[l]!;
-      const outIds = new Uint32Array(Math.max(16, n));
-      const outMasks = new Uint32Array(Math.max(16, n));
-      let m = 0;
-      for (let i = 0; i < n; i++) {
-        const nid = newId[ids[i]!]!;
-        if (nid < 0) continue;
-        outIds[m] = nid;
-        outMasks[m++] = masks[i]!;
+      for (let i = 0; i < this.byLenCount[l]!; i++) {
+        lenOf[ids[i]!] = l;
+        maskOf[ids[i]!] = masks[i]!;
       }
-      out.byLenIds.push(outIds);
-      out.byLenMasks.push(outMasks);
-      out.byLenCount.push(m);
+    }
+    const perLen = new Uint32Array(this.byLenIds.length);
+    for (let i = 0; i < nNew; i++) perLen[lenOf[oldOf[i]!]!]!++;
+    for (let l = 0; l < perLen.length; l++) {
+      out.byLenIds.push(new Uint32Array(Math.max(16, perLen[l]!)));
+      out.byLenMasks.push(new Uint32Array(Math.max(16, perLen[l]!)));
+      out.byLenCount.push(0);
+    }
+    for (let i = 0; i < nNew; i++) {
+      const l = lenOf[oldOf[i]!]!;
+      const at = out.byLenCount[l]!;
+      out.byLenIds[l]![at] = i;
+      out.byLenMasks[l]![at] = maskOf[oldOf[i]!]!;
+      out.byLenCount[l] = at + 1;
     }
     const postAll = new Uint32Array(Math.max(2, 2 * totalPost));
     const tokAll = new Uint32Array(Math.max(1, totalTok));
     let po = 0;
     let to = 0;
-    for (let id = 0; id < nTerms; id++) {
+    for (let nid = 0; nid < nNew; nid++) {
+      const id = oldOf[nid]!;
       const kp = keptPost[id]!;
-      if (kp === 0) continue;
-      const nid = newId[id]!;
       const c = this.postCount[id]!;
       const pc = this.posCount[id]!;
       const p = this.post[id]!;
@@ -1442,6 +1459,7 @@ export class InvertedIndex {
       po += 2 * kp;
       to += kt;
     }
+    out.packed = { post: postAll, tok: tokAll, postings: totalPost, tokens: totalTok };
     return out;
   }
 
@@ -1457,16 +1475,24 @@ export class InvertedIndex {
     const nTerms = this.termStr.length;
     const span = this.base < 0 ? 0 : this.span;
     const rows = Math.max(nTerms, span);
-    // Default sort compares UTF-16 code units, like `<` (and is faster than a comparator).
-    const sortedTerms = this.termStr.slice().sort();
+    const packed = this.packed;
+    // Default sort compares UTF-16 code units, like `<` (and is faster than a comparator). A
+    // packed index (see `packed`) has its terms in that order already.
+    const sortedTerms = packed ? this.termStr : this.termStr.slice().sort();
     const order = new Uint32Array(nTerms);
     let totalPost = 0;
     let totalPos = 0;
-    for (let i = 0; i < nTerms; i++) {
-      const id = this.termIds.get(sortedTerms[i]!)!;
-      order[i] = id;
-      totalPost += this.postCount[id]!;
-      totalPos += this.posCount[id]!;
+    if (packed) {
+      for (let i = 0; i < nTerms; i++) order[i] = i;
+      totalPost = packed.postings;
+      totalPos = packed.tokens;
+    } else {
+      for (let i = 0; i < nTerms; i++) {
+        const id = this.termIds.get(sortedTerms[i]!)!;
+        order[i] = id;
+        totalPost += this.postCount[id]!;
+        totalPos += this.posCount[id]!;
+      }
     }
     // All terms encoded at once; per-term byte offsets from their UTF-8 lengths.
     const strData = new TextEncoder().encode(sortedTerms.join(''));
@@ -1493,15 +1519,19 @@ export class InvertedIndex {
       }
       po += c;
       const pc = this.posCount[id]!;
-      const tp = this.tokPos[id]!;
-      if (pc < 64) for (let j = 0; j < pc; j++) toks[to + j] = tp[j]!;
-      else toks.set(tp.subarray(0, pc), to);
+      if (!packed) {
+        const tp = this.tokPos[id]!;
+        if (pc < 64) for (let j = 0; j < pc; j++) toks[to + j] = tp[j]!;
+        else toks.set(tp.subarray(0, pc), to);
+      }
       to += pc;
       strOff[i + 1] = so;
       postOff[i + 1] = po;
       tokOff[i + 1] = to;
     }
     if (so !== strData.length) throw new Error('internal error: UTF-8 length mismatch');
+    // Packed: every term's token positions, in term order, are the buffer's first `to` entries.
+    if (packed) toks.set(packed.tok.subarray(0, to));
     for (let i = nTerms; i < rows; i++) {
       strOff[i + 1] = so;
       postOff[i + 1] = po;
