@@ -56,7 +56,7 @@ export interface PreparedSource {
   /** 1 = candidate (live and passing the filter). */
   allowed: Uint8Array;
   allowedCount: number;
-  /** Rows the filter was evaluated on (fewer than the source's when a scalar index narrowed them). */
+  /** Rows the filter was evaluated on by this query (see SourcePlan.filterRows). */
   filterRows?: number;
 }
 
@@ -151,7 +151,7 @@ export interface SourcePlan {
   reason?: string;
   partitionsProbed?: number;
   partitions?: number;
-  /** With a filter: the rows it was evaluated on (fewer than `rows` when a scalar index narrowed them). */
+  /** With a filter: the rows it was evaluated on by this query (fewer than `rows` when a scalar index narrowed them; 0 when the source remembered the filter and no row was added since). */
   filterRows?: number;
 }
 
