@@ -229,17 +229,37 @@ export interface FlushSource {
  * or key type), built from `batches` otherwise (an index the MemTable lacks, or no MemTable
  * given). False when the index cannot be built (an IVF-PQ index without a trained model).
  */
-function addGenerationIndex(set: SourceIndexes, def: IndexDef, indexing: IndexingContext, batches: readonly RecordBatch[], from: FlushSource | undefined): boolean {
+async function addGenerationIndex(
+  set: SourceIndexes,
+  def: IndexDef,
+  indexing: IndexingContext,
+  batches: readonly RecordBatch[],
+  from: FlushSource | undefined,
+  /** Called between the steps of a remap that works in steps; undefined runs it through. */
+  pause: (() => Promise<void>) | undefined,
+): Promise<boolean> {
   // The MemTable's indexes cover its rows [0, rowCount); all of them must be there to be remapped.
   const source = from?.indexes && from.indexes.rowCount === from.newPosition.length ? from.indexes : undefined;
-  const prebuilt = source ? remappedIndex(def, indexing, source.index(def.name), from!.newPosition) : undefined;
+  let prebuilt: SourceIndex | undefined;
+  if (source) {
+    const steps = remappedIndex(def, indexing, source.index(def.name), from!.newPosition);
+    for (;;) {
+      const r = steps.next();
+      if (r.done) {
+        prebuilt = r.value;
+        break;
+      }
+      if (pause) await pause();
+    }
+  }
   if (prebuilt) flushIndexCounters.remapped++;
   else if (indexing.canBuild(def)) flushIndexCounters.rebuilt++;
   set.addIndex(def, indexing.model, batches, prebuilt);
   return set.hasIndex(def.name);
 }
 
-function remappedIndex(def: IndexDef, indexing: IndexingContext, index: SourceIndex | undefined, newPosition: Int32Array): SourceIndex | undefined {
+/** The MemTable's index of `def` remapped (in steps for FTS, the largest), or undefined when it cannot serve. */
+function* remappedIndex(def: IndexDef, indexing: IndexingContext, index: SourceIndex | undefined, newPosition: Int32Array): Generator<void, SourceIndex | undefined, void> {
   switch (def.type) {
     case 'ivf_pq': {
       const model = indexing.model(def);
@@ -247,7 +267,7 @@ function remappedIndex(def: IndexDef, indexing: IndexingContext, index: SourceIn
     }
     case 'fts':
       return index instanceof InvertedIndex && sameTokenizerOptions(index.options, { stem: def.stem, stopWords: def.stopWords })
-        ? index.remapped(newPosition)
+        ? yield* index.remapSteps(newPosition)
         : undefined;
     case 'scalar': {
       const field = indexing.schema.stored.fields.find((f) => f.name === def.column);
@@ -299,7 +319,7 @@ export async function writeGeneration(
   indexes.insert(batches);
   for (const def of indexing.defs) {
     if (large) await yieldTurn();
-    if (!addGenerationIndex(indexes, def, indexing, batches, from)) continue;
+    if (!(await addGenerationIndex(indexes, def, indexing, batches, from, large ? yieldTurn : undefined))) continue;
     if (large) await yieldTurn();
     const sidecar = sidecarOf(def, indexes.index(def.name)!);
     if (large) await yieldTurn();

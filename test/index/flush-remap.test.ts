@@ -243,6 +243,13 @@ test('a remapped inverted index equals one built from the surviving rows: sideca
       }
     }
     t.true(ipc(a.toArrow()).equals(ipc(b.toArrow())), 'same sidecar bytes');
+    // In steps (pausing every ~64 postings and token positions): the same index.
+    const steps = mem.index<InvertedIndex>('body_fts')!.remapSteps(flushed.newPosition, 64);
+    let pauses = 0;
+    let r = steps.next();
+    for (; !r.done; r = steps.next()) pauses++;
+    t.true(pauses > 10);
+    t.true(ipc(r.value.toArrow()).equals(ipc(b.toArrow())), 'same sidecar bytes, remapped in steps');
     // And the sidecar reads back into an index that answers the same.
     const back = InvertedIndex.fromArrow(tableFromIPC(tableToIPC(a.toArrow(), 'file')), { stem: true, stopWords: true });
     t.deepEqual(back.search(b.parseQuery('quick fox'), { k: 20 }), b.search(b.parseQuery('quick fox'), { k: 20 }));

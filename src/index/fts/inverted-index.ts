@@ -234,6 +234,8 @@ const SURFACE_CACHE_LIMIT = 1 << 20;
 /** Buffered tokens that trigger a flush into the postings. */
 const FLUSH_TOKENS = 1 << 18;
 const FORMAT_VERSION = '1';
+/** Postings and token positions `remapSteps` handles between two pauses (~10–30 ms). */
+const REMAP_SLICE_WORK = 1 << 19;
 
 /**
  * Allocator for the per-term arrays: views into shared 1 MiB ArrayBuffers with per-size free
@@ -1303,6 +1305,19 @@ export class InvertedIndex {
    * is O(rows + postings + token positions), on typed arrays.
    */
   remapped(newPosition: Int32Array): InvertedIndex {
+    const steps = this.remapSteps(newPosition, Infinity);
+    for (;;) {
+      const r = steps.next();
+      if (r.done) return r.value;
+    }
+  }
+
+  /**
+   * `remapped` in steps: the generator pauses (yields) after about `sliceWork` postings and token
+   * positions, so a caller can give the event loop a turn between steps, and returns the
+   * remapped index. This index must not change until the generator is done.
+   */
+  *remapSteps(newPosition: Int32Array, sliceWork = REMAP_SLICE_WORK): Generator<void, InvertedIndex, void> {
     this.flush();
     const out = new InvertedIndex(this.options);
     const limit = newPosition.length;
@@ -1371,11 +1386,17 @@ export class InvertedIndex {
     } else {
       keptPost = new Uint32Array(nTerms);
       keptTok = new Uint32Array(nTerms);
+      let work = 0;
       for (let id = 0; id < nTerms; id++) {
-        const kp = countKept(this.post[id]!, this.postCount[id]!, newPosition, keptTok, id);
+        const c = this.postCount[id]!;
+        const kp = countKept(this.post[id]!, c, newPosition, keptTok, id);
         keptPost[id] = kp;
         totalPost += kp;
         totalTok += keptTok[id]!;
+        if ((work += c) >= sliceWork) {
+          work = 0;
+          yield;
+        }
       }
     }
     // The surviving terms get ids in UTF-16 order (the sidecar's order), and their postings and
@@ -1431,7 +1452,12 @@ export class InvertedIndex {
     const tokAll = new Uint32Array(Math.max(1, totalTok));
     let po = 0;
     let to = 0;
+    let work = 0;
     for (let nid = 0; nid < nNew; nid++) {
+      if (work >= sliceWork) {
+        work = 0;
+        yield;
+      }
       const id = oldOf[nid]!;
       const kp = keptPost[id]!;
       const c = this.postCount[id]!;
@@ -1458,6 +1484,7 @@ export class InvertedIndex {
       out.posCount[nid] = kt;
       po += 2 * kp;
       to += kt;
+      work += c + pc;
     }
     out.packed = { post: postAll, tok: tokAll, postings: totalPost, tokens: totalTok };
     return out;
