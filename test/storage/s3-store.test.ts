@@ -32,8 +32,10 @@ test('s3: list follows continuation tokens past 1000 keys', async (t) => {
   t.teardown(cleanup);
   t.teardown(() => store.close());
   const keys = Array.from({ length: 1100 }, (_, i) => `many/${String(i).padStart(5, '0')}`);
-  for (let i = 0; i < keys.length; i += 64) {
-    await Promise.all(keys.slice(i, i + 64).map((k) => store.put(k, new Uint8Array(1))));
+  // 16 puts in flight: a raw store (no retry layer) on a loaded 2-core machine saw a 64-socket
+  // burst time out connecting to the single-node gateway once.
+  for (let i = 0; i < keys.length; i += 16) {
+    await Promise.all(keys.slice(i, i + 16).map((k) => store.put(k, new Uint8Array(1))));
   }
   const listed = await store.list('many/');
   t.is(listed.length, keys.length);
