@@ -9,7 +9,7 @@
  *     `post[id]`:   interleaved pairs (global row position, end offset of this document's token
  *                   positions in `tokPos[id]`); tf = end − previous end;
  *     `tokPos[id]`: token positions, grouped by document in posting order.
- *   They are views into shared 1 MiB slabs with per-size free lists (see `SlabAllocator`), grow
+ *   They are views into shared 1 MiB chunks with per-size free lists (see `SlabAllocator`), grow
  *   ×4 while small and ×2 from 4 096 entries. Posting counts, token-position counts, and the
  *   largest tf / smallest document length per term (score upper bounds) live in growable
  *   `Uint32Array`s indexed by term id. Postings are appended in increasing row position, so they
@@ -18,9 +18,11 @@
  *   plus prefix sums `prefDocs` (documents) and `prefTokens` (tokens, Float64 so totals beyond
  *   2^32 stay exact) make `stats(…, maxPosition)` O(terms × log postings).
  * - Insertion: `add` tokenizes rows into a token buffer (a hash table maps each lower-cased word
- *   straight to its term id, so known words cost no string allocation, stemming or Map lookup),
- *   then moves the buffer into the postings grouped by term (a counting sort) at the end of the
- *   call or every 2^18 tokens, so each term's arrays are touched once per flush, not once per row.
+ *   straight to its term id, so known words cost no string allocation, stemming or Map lookup;
+ *   ASCII rows of an Arrow Utf8 column are tokenized from their bytes, without a string per row),
+ *   then moves the buffer into the postings grouped by term (a counting sort, terms in id order)
+ *   at the end of the call or every 2^18 tokens, so each term's arrays are touched once per flush,
+ *   not once per row, and through flat per-term locations rather than the array objects.
  *
  * ## BM25 (exact; see `bm25Idf`/`bm25TermScore`)
  * k1 = 1.2, b = 0.75, N = docCount, df, tf, dl as documented in `FtsStats`;
@@ -103,10 +105,14 @@ import {
 } from './query.js';
 import {
   analyzeWord,
+  asciiWordString,
   detachString,
+  isAsciiBytes,
   resolveTokenizerOptions,
   sameTokenizerOptions,
+  scanAsciiWords,
   scanWordSpans,
+  WordSpans,
   type ResolvedTokenizerOptions,
   type TokenizerOptions,
 } from './tokenizer.js';
@@ -234,51 +240,95 @@ const SURFACE_CACHE_LIMIT = 1 << 20;
 /** Buffered tokens that trigger a flush into the postings. */
 const FLUSH_TOKENS = 1 << 18;
 const FORMAT_VERSION = '1';
+/** Entries per term in `InvertedIndex.loc`. */
+const LOC_STRIDE = 8;
 /** Postings and token positions `remapSteps` handles between two pauses (~10–30 ms). */
 const REMAP_SLICE_WORK = 1 << 19;
 
 /**
- * Allocator for the per-term arrays: views into shared 1 MiB ArrayBuffers with per-size free
- * lists. A separate backing store per array, and fresh never-touched memory for every growth,
- * made allocation (page faults, external-memory accounting) dominate indexing with ~10^5 short
- * posting lists. Arrays replaced by growth go back to the free list of their size (all sizes
- * handed out are powers of two) and are reused by later growths. Arrays above 32 Ki entries get
- * their own buffer.
+ * Storage of the per-term arrays `post[id]` and `tokPos[id]`: 1 MiB chunks (one Uint32Array
+ * each) with per-size free lists. A separate backing store per array, and fresh never-touched
+ * memory for every growth, made allocation (page faults, external-memory accounting) dominate
+ * indexing with ~10^5 short posting lists. Arrays replaced by growth go back to the free list of
+ * their size (all sizes handed out are powers of two) and are reused by later growths. Arrays
+ * above 32 Ki entries get a chunk of their own, dropped when they are replaced.
+ *
+ * Readers see an array as a view (`subarray`) of its chunk. The insertion path writes through
+ * the chunk at the array's location instead (`alloc` reports it in `chunk` / `offset`; the index
+ * keeps it per term), so it does not load the view objects: each is a heap object of its own,
+ * and reaching the data through it cost a cache miss or two per term and flush.
  */
 class SlabAllocator {
-  private static readonly BYTES = 1 << 20;
+  private static readonly ENTRIES = 1 << 18;
   private static readonly MAX_ENTRIES = 1 << 15;
-  private buf = new ArrayBuffer(SlabAllocator.BYTES);
-  private used = 0;
-  private readonly free: Uint32Array[][] = Array.from({ length: 16 }, () => []);
+  /** Chunk arrays; `chunks[0]` is empty, so location 0 means "not allocated here". */
+  readonly chunks: Uint32Array[] = [NO_ENTRIES];
+  private cur = 0;
+  private used = SlabAllocator.ENTRIES;
+  /** Chunk indices of dropped large arrays, for reuse. */
+  private readonly freeChunks: number[] = [];
+  /** Per size class (log2 entries): free views, and their chunks and offsets. */
+  private readonly freeViews: Uint32Array[][] = Array.from({ length: 16 }, () => []);
+  private readonly freeLocs: number[][] = Array.from({ length: 16 }, () => []);
+  /** Location of the array last returned by `alloc`: chunk index (≥ 1) and offset in it. */
+  chunk = 0;
+  offset = 0;
 
   alloc(n: number): Uint32Array {
-    if (n > SlabAllocator.MAX_ENTRIES) return new Uint32Array(n);
-    if ((n & (n - 1)) === 0) {
-      const list = this.free[31 - Math.clz32(n)]!;
-      if (list.length > 0) return list.pop()!;
+    if (n > SlabAllocator.MAX_ENTRIES) {
+      const a = new Uint32Array(n);
+      const c = this.freeChunks.length > 0 ? this.freeChunks.pop()! : this.chunks.length;
+      this.chunks[c] = a;
+      this.chunk = c;
+      this.offset = 0;
+      return a;
     }
-    const bytes = n * 4;
-    if (this.used + bytes > SlabAllocator.BYTES) {
-      this.buf = new ArrayBuffer(SlabAllocator.BYTES);
+    if ((n & (n - 1)) === 0) {
+      const k = 31 - Math.clz32(n);
+      const views = this.freeViews[k]!;
+      if (views.length > 0) {
+        const locs = this.freeLocs[k]!;
+        this.offset = locs.pop()!;
+        this.chunk = locs.pop()!;
+        return views.pop()!;
+      }
+    }
+    if (this.used + n > SlabAllocator.ENTRIES) {
+      this.cur = this.chunks.length;
+      this.chunks.push(new Uint32Array(SlabAllocator.ENTRIES));
       this.used = 0;
     }
-    const a = new Uint32Array(this.buf, this.used, n);
-    this.used += bytes;
-    return a;
+    this.chunk = this.cur;
+    this.offset = this.used;
+    this.used += n;
+    return this.chunks[this.cur]!.subarray(this.offset, this.offset + n);
   }
 
-  /** Grows `a` (owned by the index) to at least `need` entries: ×4 below 4096 entries, ×2 above. */
-  grow(a: Uint32Array, need: number): Uint32Array {
-    if (need <= a.length) return a;
-    let cap = Math.max(16, a.length * (a.length < 4096 ? 4 : 2));
-    while (cap < need) cap *= 2;
-    const b = this.alloc(cap);
-    b.set(a);
+  /** Takes back `a`, returned by `alloc` at chunk `c`, offset `off`, once nothing refers to it. */
+  release(a: Uint32Array, c: number, off: number): void {
     const n = a.length;
-    if (n > 0 && n <= SlabAllocator.MAX_ENTRIES && (n & (n - 1)) === 0) this.free[31 - Math.clz32(n)]!.push(a);
-    return b;
+    if (n > SlabAllocator.MAX_ENTRIES) {
+      this.chunks[c] = NO_ENTRIES;
+      this.freeChunks.push(c);
+    } else if ((n & (n - 1)) === 0) {
+      const k = 31 - Math.clz32(n);
+      this.freeViews[k]!.push(a);
+      this.freeLocs[k]!.push(c, off);
+    }
   }
+}
+
+/** Copies the first `n` entries of `src` to `dst`. */
+function copyPrefix(src: Uint32Array, dst: Uint32Array, n: number): void {
+  if (n < 64) for (let i = 0; i < n; i++) dst[i] = src[i]!;
+  else dst.set(n === src.length ? src : src.subarray(0, n));
+}
+
+/** Capacity of a per-term array grown from `len` entries to hold `need`: ×4 below 4096 entries, ×2 above. */
+function grownCapacity(len: number, need: number): number {
+  let cap = Math.max(16, len * (len < 4096 ? 4 : 2));
+  while (cap < need) cap *= 2;
+  return cap;
 }
 
 function grow(a: Uint32Array, need: number): Uint32Array {
@@ -335,7 +385,6 @@ export class InvertedIndex {
    */
   private packed: { post: Uint32Array; tok: Uint32Array; postings: number; tokens: number } | null = null;
 
-  // --- per-document scratch (indexed by term id) ---
   // --- insertion buffer: tokens of recently added rows, flushed to the postings grouped by term
   // (a counting sort), so each term's arrays are touched once per flush instead of once per row.
   private bTerm: Uint32Array = new Uint32Array(1024);
@@ -347,9 +396,20 @@ export class InvertedIndex {
   private curDoc = 0;
   /** Per term id: tokens in the buffer, then the term's write cursor during a flush. */
   private bCount: Uint32Array = new Uint32Array(16);
+  /** Bit per term id: has tokens in the buffer. */
+  private bBits: Uint32Array = new Uint32Array(1);
+  /** Term ids with buffered tokens, in increasing order (flush scratch). */
   private bTerms: Uint32Array = new Uint32Array(16);
+  /**
+   * Per term id, LOC_STRIDE entries: chunk, offset and capacity of `post[id]`, then of
+   * `tokPos[id]`, in `slab` (chunk 0: not in `slab`, e.g. an array of `fromArrow`/`remapped`;
+   * the first append moves it there). Only the insertion path reads it.
+   */
+  private loc: Int32Array = new Int32Array(16 * LOC_STRIDE);
   /** Lower-cased word → term id (−1: stop word). A cache of `analyzeWord`, cleared when large. */
   private readonly surface = new WordTable();
+  /** Word spans of the row being indexed (`indexAscii`). */
+  private readonly spans = new WordSpans();
 
   // --- search scratch (indexed by local row) ---
   private scores: Float64Array = new Float64Array(0);
@@ -409,10 +469,15 @@ export class InvertedIndex {
     if (this.base >= 0 && firstPosition < this.base + this.span) {
       throw new RangeError(`rows must be appended in increasing position order: got ${firstPosition}, next expected ≥ ${this.base + this.span}`);
     }
+    // An index made by `fromArrow` or `remapped` has terms the insertion arrays do not cover yet.
+    this.reserveTerms(this.termStr.length);
     if (Array.isArray(texts)) {
       const arr = texts as readonly (string | null | undefined)[];
       this.reserveRows(firstPosition, arr.length);
-      for (let i = 0; i < arr.length; i++) this.addRow(firstPosition + i, arr[i] ?? null);
+      for (let i = 0; i < arr.length; i++) {
+        const text = arr[i] ?? null;
+        this.addRow(firstPosition + i, text === null ? -1 : this.indexDocument(firstPosition + i, text));
+      }
       this.flush();
       return;
     }
@@ -425,9 +490,19 @@ export class InvertedIndex {
       const offsets = d.valueOffsets;
       const values = d.values;
       const hasNulls = d.nullCount > 0;
+      // ASCII rows are tokenized from their bytes; one check for a whole ASCII chunk.
+      const ascii = d.length > 0 && isAsciiBytes(values, offsets[0]!, offsets[d.length]!);
       for (let i = 0; i < d.length; i++, pos++) {
-        if (hasNulls && !d.getValid(i)) this.addRow(pos, null);
-        else this.addRow(pos, decoder.decode(values.subarray(offsets[i]!, offsets[i + 1]!)));
+        if (hasNulls && !d.getValid(i)) {
+          this.addRow(pos, -1);
+          continue;
+        }
+        const from = offsets[i]!;
+        const to = offsets[i + 1]!;
+        const dl = ascii || isAsciiBytes(values, from, to)
+          ? this.indexAscii(pos, values, from, to)
+          : this.indexDocument(pos, decoder.decode(values.subarray(from, to)));
+        this.addRow(pos, dl);
       }
     }
     this.flush();
@@ -442,8 +517,23 @@ export class InvertedIndex {
     this.prefTokens = growF64(this.prefTokens, need + 1);
   }
 
-  /** Appends row `pos` (≥ base + span); fills any gap before it with non-documents. */
-  private addRow(pos: number, text: string | null): void {
+  /** Sizes the per-term insertion arrays for `n` terms. */
+  private reserveTerms(n: number): void {
+    if (n > this.bCount.length) this.bCount = grow(this.bCount, n);
+    const words = (n + 31) >>> 5;
+    if (words > this.bBits.length) this.bBits = grow(this.bBits, words);
+    if (n * LOC_STRIDE > this.loc.length) {
+      const next = new Int32Array(Math.max(this.loc.length * 2, n * LOC_STRIDE));
+      next.set(this.loc);
+      this.loc = next;
+    }
+  }
+
+  /**
+   * Records row `pos` (≥ base + span; its tokens already buffered) as a document of `dl` tokens,
+   * or as a null text when `dl` is −1; fills any gap before it with non-documents.
+   */
+  private addRow(pos: number, dl: number): void {
     const local = pos - this.base;
     while (this.span < local) {
       this.docLen[this.span] = 0;
@@ -451,14 +541,15 @@ export class InvertedIndex {
       this.prefTokens[this.span + 1] = this.prefTokens[this.span]!;
       this.span++;
     }
-    let dl = 0;
-    if (text !== null) {
-      dl = this.indexDocument(pos, text);
-      this.docCount++;
-      this.totalTokens += dl;
+    let isDoc = 1;
+    if (dl < 0) {
+      isDoc = 0;
+      dl = 0;
     }
+    this.docCount += isDoc;
+    this.totalTokens += dl;
     this.docLen[local] = dl;
-    this.prefDocs[local + 1] = this.prefDocs[local]! + (text === null ? 0 : 1);
+    this.prefDocs[local + 1] = this.prefDocs[local]! + isDoc;
     this.prefTokens[local + 1] = this.prefTokens[local]! + dl;
     this.span = local + 1;
     if (this.nTok >= FLUSH_TOKENS) this.flush();
@@ -471,14 +562,28 @@ export class InvertedIndex {
       this.termIds.set(term, id);
       if (this.termIds.size !== id + 1) throw new Error(`duplicate term ${JSON.stringify(term)}`);
       this.termStr.push(term);
-      this.post.push(allocate ? this.slab.alloc(4) : NO_ENTRIES);
-      this.tokPos.push(allocate ? this.slab.alloc(4) : NO_ENTRIES);
       if (id >= this.postCount.length) {
         this.postCount = grow(this.postCount, id + 1);
         this.posCount = grow(this.posCount, id + 1);
         this.maxTf = grow(this.maxTf, id + 1);
         this.minDl = grow(this.minDl, id + 1);
-        this.bCount = grow(this.bCount, id + 1);
+      }
+      this.reserveTerms(id + 1);
+      const L = id * LOC_STRIDE;
+      if (allocate) {
+        const slab = this.slab;
+        this.post.push(slab.alloc(4));
+        this.loc[L] = slab.chunk;
+        this.loc[L + 1] = slab.offset;
+        this.loc[L + 2] = 4;
+        this.tokPos.push(slab.alloc(4));
+        this.loc[L + 3] = slab.chunk;
+        this.loc[L + 4] = slab.offset;
+        this.loc[L + 5] = 4;
+      } else {
+        this.post.push(NO_ENTRIES);
+        this.tokPos.push(NO_ENTRIES);
+        this.loc.fill(0, L, L + LOC_STRIDE);
       }
       this.maxTf[id] = 0;
       this.minDl[id] = 0xffffffff;
@@ -500,27 +605,37 @@ export class InvertedIndex {
     return id;
   }
 
+  /**
+   * Term id (−1: stop word) of the lower-cased word `s[start, end)` (its `hashSpan` is `h`), a
+   * word not in `surface` yet; remembers it there.
+   */
+  private surfaceId(s: string, start: number, end: number, h: number): number {
+    const t = analyzeWord(s.slice(start, end), this.options);
+    const id = t === null ? -1 : this.termId(detachString(t));
+    if (this.surface.size >= SURFACE_CACHE_LIMIT) this.surface.clear();
+    this.surface.set(s, start, end, h, id);
+    return id;
+  }
+
   private readonly emitWord = (s: string, start: number, end: number, p: number): void => {
     const h = hashSpan(s, start, end);
     let id = this.surface.get(s, start, end, h);
-    if (id === undefined) {
-      const t = analyzeWord(s.slice(start, end), this.options);
-      id = t === null ? -1 : this.termId(detachString(t));
-      if (this.surface.size >= SURFACE_CACHE_LIMIT) this.surface.clear();
-      this.surface.set(s, start, end, h, id);
-    }
+    if (id === undefined) id = this.surfaceId(s, start, end, h);
     if (id < 0) return;
     const n = this.nTok;
-    if (n === this.bTerm.length) {
-      this.bTerm = grow(this.bTerm, n + 1);
-      this.bPos = grow(this.bPos, n + 1);
-      this.bDoc = grow(this.bDoc, n + 1);
-    }
+    if (n === this.bTerm.length) this.growBuffer(n + 1);
     this.bTerm[n] = id;
     this.bPos[n] = p;
     this.bDoc[n] = this.curDoc;
     this.nTok = n + 1;
+    if (this.bCount[id]++ === 0) this.bBits[id >>> 5] = this.bBits[id >>> 5]! | (1 << (id & 31));
   };
+
+  private growBuffer(need: number): void {
+    this.bTerm = grow(this.bTerm, need);
+    this.bPos = grow(this.bPos, need);
+    this.bDoc = grow(this.bDoc, need);
+  }
 
   /** Tokenizes one row into the buffer; returns its length in tokens. */
   private indexDocument(pos: number, text: string): number {
@@ -530,26 +645,69 @@ export class InvertedIndex {
     return this.nTok - before;
   }
 
-  /** Moves the buffered tokens into the postings, term by term. */
+  /**
+   * `indexDocument` for a row given as ASCII bytes `bytes[from, to)`: `scanAsciiWords` finds
+   * the same words as `scanWordSpans` on the decoded text, and `surface` looks them up by their
+   * bytes, so a known word costs no string.
+   */
+  private indexAscii(pos: number, bytes: Uint8Array, from: number, to: number): number {
+    const spans = this.spans;
+    spans.count = 0;
+    scanAsciiWords(bytes, from, to, this.options.maxTokenLength, spans);
+    const m = spans.count;
+    const data = spans.data;
+    const before = this.nTok;
+    let n = before;
+    if (n + m > this.bTerm.length) this.growBuffer(n + m);
+    const bTerm = this.bTerm;
+    const bPos = this.bPos;
+    const bDoc = this.bDoc;
+    const surface = this.surface;
+    for (let k = 0; k < 4 * m; k += 4) {
+      const start = data[k]!;
+      const len = data[k + 1]!;
+      const h = data[k + 2]!;
+      let id = surface.getAscii(bytes, start, len, h);
+      if (id === undefined) id = this.surfaceId(asciiWordString(bytes, start, len), 0, len, h);
+      if (id < 0) continue;
+      bTerm[n] = id;
+      bPos[n] = data[k + 3]!;
+      bDoc[n] = pos;
+      n++;
+      if (this.bCount[id]++ === 0) this.bBits[id >>> 5] = this.bBits[id >>> 5]! | (1 << (id & 31));
+    }
+    this.nTok = n;
+    return n - before;
+  }
+
+  /**
+   * Moves the buffered tokens into the postings, term by term in id order (the per-term arrays
+   * are then visited in address order, and so are `post` and `tokPos`).
+   */
   private flush(): void {
     const n = this.nTok;
     if (n === 0) return;
     const count = this.bCount;
-    const bTerm = this.bTerm;
-    if (this.bTerms.length < this.termStr.length) this.bTerms = new Uint32Array(this.bCount.length);
+    const bits = this.bBits;
+    if (this.bTerms.length < count.length) this.bTerms = new Uint32Array(count.length);
     const terms = this.bTerms;
+    // Term ids with tokens, in increasing order; exclusive prefix sums: count[id] becomes the
+    // term's write cursor.
     let nt = 0;
-    for (let i = 0; i < n; i++) {
-      const id = bTerm[i]!;
-      if (count[id]++ === 0) terms[nt++] = id;
-    }
-    // Exclusive prefix sums: count[id] becomes the term's write cursor.
     let off = 0;
-    for (let u = 0; u < nt; u++) {
-      const id = terms[u]!;
-      const c = count[id]!;
-      count[id] = off;
-      off += c;
+    for (let w = 0; w < bits.length; w++) {
+      let x = bits[w]!;
+      if (x === 0) continue;
+      bits[w] = 0;
+      do {
+        const low = x & -x;
+        const id = (w << 5) | (31 - Math.clz32(low));
+        x ^= low;
+        terms[nt++] = id;
+        const c = count[id]!;
+        count[id] = off;
+        off += c;
+      } while (x !== 0);
     }
     if (this.sPos.length < n) {
       this.sPos = new Uint32Array(this.bTerm.length);
@@ -557,6 +715,7 @@ export class InvertedIndex {
     }
     const sPos = this.sPos;
     const sDoc = this.sDoc;
+    const bTerm = this.bTerm;
     const bPos = this.bPos;
     const bDoc = this.bDoc;
     for (let i = 0; i < n; i++) {
@@ -567,6 +726,12 @@ export class InvertedIndex {
     // count[id] is now the end of the term's run; runs are laid out in `terms` order.
     const docLen = this.docLen;
     const base = this.base;
+    const postCount = this.postCount;
+    const posCount = this.posCount;
+    const maxTfs = this.maxTf;
+    const minDls = this.minDl;
+    const loc = this.loc;
+    const chunks = this.slab.chunks;
     let start = 0;
     for (let u = 0; u < nt; u++) {
       const id = terms[u]!;
@@ -574,36 +739,66 @@ export class InvertedIndex {
       count[id] = 0;
       let docs = 1;
       for (let i = start + 1; i < end; i++) if (sDoc[i] !== sDoc[i - 1]) docs++;
-      const c = this.postCount[id]!;
-      const pc = this.posCount[id]!;
-      let post = this.post[id]!;
-      if (post.length < 2 * (c + docs)) this.post[id] = post = this.slab.grow(post, 2 * (c + docs));
-      let tok = this.tokPos[id]!;
-      if (tok.length < pc + (end - start)) this.tokPos[id] = tok = this.slab.grow(tok, pc + (end - start));
-      let maxTf = this.maxTf[id]!;
-      let minDl = this.minDl[id]!;
-      let k = c;
+      const c = postCount[id]!;
+      const pc = posCount[id]!;
+      const L = id * LOC_STRIDE;
+      if (loc[L] === 0 || 2 * (c + docs) > loc[L + 2]!) this.growPost(id, 2 * c, 2 * (c + docs));
+      if (loc[L + 3] === 0 || pc + (end - start) > loc[L + 5]!) this.growTok(id, pc, pc + (end - start));
+      // Written through the chunks at the arrays' offsets (see `SlabAllocator`).
+      const post = chunks[loc[L]!]!;
+      const po = loc[L + 1]!;
+      const tok = chunks[loc[L + 3]!]!;
+      const to = loc[L + 4]!;
+      let maxTf = maxTfs[id]!;
+      let minDl = minDls[id]!;
+      let k = po + 2 * c;
       let w = pc;
       let i = start;
       while (i < end) {
         const d = sDoc[i]!;
         const first = w;
-        do tok[w++] = sPos[i++]!;
+        do tok[to + w++] = sPos[i++]!;
         while (i < end && sDoc[i] === d);
-        post[2 * k] = d;
-        post[2 * k + 1] = w;
-        k++;
+        post[k] = d;
+        post[k + 1] = w;
+        k += 2;
         if (w - first > maxTf) maxTf = w - first;
         const dl = docLen[d - base]!;
         if (dl < minDl) minDl = dl;
       }
-      this.postCount[id] = k;
-      this.posCount[id] = w;
-      this.maxTf[id] = maxTf;
-      this.minDl[id] = minDl;
+      postCount[id] = c + docs;
+      posCount[id] = w;
+      maxTfs[id] = maxTf;
+      minDls[id] = minDl;
       start = end;
     }
     this.nTok = 0;
+  }
+
+  /** Moves `post[id]` (its first `used` entries kept) to a slab array of at least `need` entries. */
+  private growPost(id: number, used: number, need: number): void {
+    const L = id * LOC_STRIDE;
+    const old = this.post[id]!;
+    const next = this.slab.alloc(grownCapacity(old.length, need));
+    copyPrefix(old, next, used);
+    if (this.loc[L] !== 0) this.slab.release(old, this.loc[L]!, this.loc[L + 1]!);
+    this.post[id] = next;
+    this.loc[L] = this.slab.chunk;
+    this.loc[L + 1] = this.slab.offset;
+    this.loc[L + 2] = next.length;
+  }
+
+  /** Moves `tokPos[id]` (its first `used` entries kept) to a slab array of at least `need` entries. */
+  private growTok(id: number, used: number, need: number): void {
+    const L = id * LOC_STRIDE;
+    const old = this.tokPos[id]!;
+    const next = this.slab.alloc(grownCapacity(old.length, need));
+    copyPrefix(old, next, used);
+    if (this.loc[L + 3] !== 0) this.slab.release(old, this.loc[L + 3]!, this.loc[L + 4]!);
+    this.tokPos[id] = next;
+    this.loc[L + 3] = this.slab.chunk;
+    this.loc[L + 4] = this.slab.offset;
+    this.loc[L + 5] = next.length;
   }
 
   // -------------------------------------------------------------------------------------------

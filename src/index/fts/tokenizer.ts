@@ -142,6 +142,110 @@ export function scanWordSpans(
   return pos;
 }
 
+/**
+ * For each byte: the lower-cased character code when the byte is an ASCII letter or digit (a
+ * word character), else 0 (ASCII separators, and every byte ≥ 0x80).
+ */
+export const ASCII_WORD_BYTE: Uint8Array = (() => {
+  const t = new Uint8Array(256);
+  for (let c = 48; c <= 57; c++) t[c] = c;
+  for (let c = 97; c <= 122; c++) t[c] = c;
+  for (let c = 65; c <= 90; c++) t[c] = c + 32;
+  return t;
+})();
+
+/** True when every byte of `bytes[from, to)` is below 0x80 (the UTF-8 text is ASCII). */
+export function isAsciiBytes(bytes: Uint8Array, from: number, to: number): boolean {
+  let i = from;
+  let acc = 0;
+  if (to - from >= 64) {
+    // Four bytes at a time through an aligned 32-bit view of the middle part.
+    const at = bytes.byteOffset + i;
+    const head = (4 - (at & 3)) & 3;
+    for (const e = i + head; i < e; i++) acc |= bytes[i]!;
+    const words = (to - i) >>> 2;
+    const w = new Uint32Array(bytes.buffer, bytes.byteOffset + i, words);
+    let wacc = 0;
+    for (let k = 0; k < words; k++) wacc |= w[k]!;
+    if ((wacc & 0x80808080) !== 0) return false;
+    i += words * 4;
+  }
+  for (; i < to; i++) acc |= bytes[i]!;
+  return (acc & 0x80) === 0;
+}
+
+/**
+ * Word spans found by `scanAsciiWords`, interleaved in one growable Int32Array, four entries a
+ * word: start (byte offset), length in bytes, hash of the lower-cased word (the `hashSpan`
+ * value of the lower-cased string), position.
+ */
+export class WordSpans {
+  data: Int32Array = new Int32Array(1024);
+  /** Number of words (entries used: 4 × count). */
+  count = 0;
+
+  grow(): void {
+    const next = new Int32Array(this.data.length * 2);
+    next.set(this.data);
+    this.data = next;
+  }
+}
+
+/**
+ * Steps 1–4 of the pipeline for ASCII text given as UTF-8 bytes `bytes[from, to)`, all below 0x80
+ * (check with `isAsciiBytes`; other text goes through `scanWordSpans`). On ASCII text NFKC is the
+ * identity, lower-casing maps only A–Z (to a–z), and the word characters (`\p{L}\p{N}`, no marks)
+ * are exactly 0–9, A–Z, a–z; so the words are the maximal runs of ASCII letters and digits and
+ * their lower-cased forms are the words `scanWordSpans` emits for the decoded string, at the
+ * same positions (a byte is a UTF-16 code unit, so lengths agree too). Appends the words of at
+ * most `maxTokenLength` bytes to `out` (see `WordSpans`; nothing is written to `bytes`) and
+ * returns the number of positions used, dropped long words included.
+ */
+export function scanAsciiWords(bytes: Uint8Array, from: number, to: number, maxTokenLength: number, out: WordSpans): number {
+  const W = ASCII_WORD_BYTE;
+  let data = out.data;
+  let n = out.count * 4;
+  let pos = 0;
+  let i = from;
+  while (i < to) {
+    let c = W[bytes[i]!]!;
+    if (c === 0) {
+      i++;
+      continue;
+    }
+    const start = i;
+    let h = 0x811c9dc5 | 0;
+    do {
+      h = Math.imul(h ^ c, 0x01000193);
+      if (++i === to) break;
+      c = W[bytes[i]!]!;
+    } while (c !== 0);
+    const len = i - start;
+    if (len <= maxTokenLength) {
+      if (n + 4 > data.length) {
+        out.count = n >> 2;
+        out.grow();
+        data = out.data;
+      }
+      data[n] = start;
+      data[n + 1] = len;
+      data[n + 2] = h;
+      data[n + 3] = pos;
+      n += 4;
+    }
+    pos++;
+  }
+  out.count = n >> 2;
+  return pos;
+}
+
+/** The lower-cased ASCII word `bytes[start, start + len)` (letters and digits) as a string. */
+export function asciiWordString(bytes: Uint8Array, start: number, len: number): string {
+  let s = '';
+  for (let k = 0; k < len; k++) s += String.fromCharCode(ASCII_WORD_BYTE[bytes[start + k]!]!);
+  return s;
+}
+
 /** Like `scanWordSpans`, with each word as a string. */
 export function scanWords(text: string, maxTokenLength: number, emit: (word: string, position: number) => void): number {
   return scanWordSpans(text, maxTokenLength, (s, a, b, p) => emit(s.slice(a, b), p));

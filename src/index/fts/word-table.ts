@@ -62,6 +62,32 @@ export class WordTable {
     }
   }
 
+  /**
+   * Value stored for the lower-cased form of the ASCII word `bytes[start, start + len)`, made of
+   * ASCII letters and digits only (as `scanAsciiWords` finds them); `h` is the `hashSpan` of the
+   * lower-cased word. Looks up the same entries as `get` on the lower-cased string: a stored code
+   * unit is compared with `byte | 0x20`, which lower-cases A–Z and leaves a–z and 0–9 unchanged.
+   */
+  getAscii(bytes: Uint8Array, start: number, len: number, h: number): number | undefined {
+    const slots = this.slots;
+    const pool = this.pool;
+    const mask = this.mask;
+    let i = h & mask;
+    while (true) {
+      const at = i * 4;
+      const v = slots[at + 1]!;
+      if (v === EMPTY) return undefined;
+      if (slots[at] === h && slots[at + 3] === len) {
+        const off = slots[at + 2]! - start;
+        let k = start;
+        const end = start + len;
+        while (k < end && pool[off + k] === (bytes[k]! | 0x20)) k++;
+        if (k === end) return v;
+      }
+      i = (i + 1) & mask;
+    }
+  }
+
   /** Stores a value for a span not yet present. `value` must not be 0x7fffffff. */
   set(s: string, start: number, end: number, h: number, value: number): void {
     if ((this.count + 1) * 2 > this.mask + 1) this.rehash();
