@@ -19,7 +19,8 @@
  *   2^32 stay exact) make `stats(…, maxPosition)` O(terms × log postings).
  * - Insertion: `add` tokenizes rows into a token buffer (a hash table maps each lower-cased word
  *   straight to its term id, so known words cost no string allocation, stemming or Map lookup;
- *   ASCII rows of an Arrow Utf8 column are tokenized from their bytes, without a string per row),
+ *   ASCII rows of an Arrow Utf8 column are tokenized from their bytes, without a string per row,
+ *   and words of up to 12 bytes are looked up packed into three integers),
  *   then moves the buffer into the postings grouped by term (a counting sort, terms in id order)
  *   at the end of the call or every 2^18 tokens, so each term's arrays are touched once per flush,
  *   not once per row, and through flat per-term locations rather than the array objects.
@@ -112,11 +113,12 @@ import {
   sameTokenizerOptions,
   scanAsciiWords,
   scanWordSpans,
+  unpackWord,
   WordSpans,
   type ResolvedTokenizerOptions,
   type TokenizerOptions,
 } from './tokenizer.js';
-import { WordTable, hashSpan } from './word-table.js';
+import { hashAsciiWord, hashSpan, PackedWordTable, WordTable } from './word-table.js';
 import { FuzzyMatcher, charMask, mayBeWithin } from './fuzzy.js';
 
 export { boundedLevenshtein } from './fuzzy.js';
@@ -408,7 +410,9 @@ export class InvertedIndex {
   private loc: Int32Array = new Int32Array(16 * LOC_STRIDE);
   /** Lower-cased word → term id (−1: stop word). A cache of `analyzeWord`, cleared when large. */
   private readonly surface = new WordTable();
-  /** Word spans of the row being indexed (`indexAscii`). */
+  /** Short lower-cased ASCII word, packed (see `WordSpans`) → term id (−1: stop word). Like `surface`. */
+  private readonly packedWords = new PackedWordTable();
+  /** Words of the row being indexed (`indexAscii`). */
   private readonly spans = new WordSpans();
 
   // --- search scratch (indexed by local row) ---
@@ -647,8 +651,9 @@ export class InvertedIndex {
 
   /**
    * `indexDocument` for a row given as ASCII bytes `bytes[from, to)`: `scanAsciiWords` finds
-   * the same words as `scanWordSpans` on the decoded text, and `surface` looks them up by their
-   * bytes, so a known word costs no string.
+   * the same words as `scanWordSpans` on the decoded text, and they are looked up by their bytes
+   * (`packedWords` for words of up to 12 bytes, `surface` for longer ones), so a known word costs
+   * no string.
    */
   private indexAscii(pos: number, bytes: Uint8Array, from: number, to: number): number {
     const spans = this.spans;
@@ -662,13 +667,22 @@ export class InvertedIndex {
     const bTerm = this.bTerm;
     const bPos = this.bPos;
     const bDoc = this.bDoc;
-    const surface = this.surface;
+    const packed = this.packedWords;
     for (let k = 0; k < 4 * m; k += 4) {
-      const start = data[k]!;
-      const len = data[k + 1]!;
-      const h = data[k + 2]!;
-      let id = surface.getAscii(bytes, start, len, h);
-      if (id === undefined) id = this.surfaceId(asciiWordString(bytes, start, len), 0, len, h);
+      const w0 = data[k]!;
+      let id: number | undefined;
+      if (w0 !== 0) {
+        const w1 = data[k + 1]!;
+        const w2 = data[k + 2]!;
+        id = packed.get(w0, w1, w2);
+        if (id === undefined) id = this.packedWordId(w0, w1, w2);
+      } else {
+        const start = data[k + 1]!;
+        const len = data[k + 2]!;
+        const h = hashAsciiWord(bytes, start, len);
+        id = this.surface.getAscii(bytes, start, len, h);
+        if (id === undefined) id = this.surfaceId(asciiWordString(bytes, start, len), 0, len, h);
+      }
       if (id < 0) continue;
       bTerm[n] = id;
       bPos[n] = data[k + 3]!;
@@ -678,6 +692,15 @@ export class InvertedIndex {
     }
     this.nTok = n;
     return n - before;
+  }
+
+  /** Term id (−1: stop word) of a packed word (see `WordSpans`) not in `packedWords` yet; remembers it there. */
+  private packedWordId(w0: number, w1: number, w2: number): number {
+    const t = analyzeWord(unpackWord(w0, w1, w2), this.options);
+    const id = t === null ? -1 : this.termId(detachString(t));
+    if (this.packedWords.size >= SURFACE_CACHE_LIMIT) this.packedWords.clear();
+    this.packedWords.set(w0, w1, w2, id);
+    return id;
   }
 
   /**

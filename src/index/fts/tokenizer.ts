@@ -174,10 +174,15 @@ export function isAsciiBytes(bytes: Uint8Array, from: number, to: number): boole
   return (acc & 0x80) === 0;
 }
 
+/** Words of at most this many bytes are packed into three int32 by `scanAsciiWords`. */
+export const PACKED_WORD_BYTES = 12;
+
 /**
- * Word spans found by `scanAsciiWords`, interleaved in one growable Int32Array, four entries a
- * word: start (byte offset), length in bytes, hash of the lower-cased word (the `hashSpan`
- * value of the lower-cased string), position.
+ * Words found by `scanAsciiWords`, four int32 a word in one growable Int32Array:
+ *  - a word of at most PACKED_WORD_BYTES bytes: its lower-cased bytes packed little-endian, four
+ *    to an int32, zero-padded (w0, w1, w2; w0 ≠ 0 since a word has a byte and word bytes are
+ *    never 0), then its position;
+ *  - a longer word: 0, its start (byte offset), its length in bytes, its position.
  */
 export class WordSpans {
   data: Int32Array = new Int32Array(1024);
@@ -213,13 +218,18 @@ export function scanAsciiWords(bytes: Uint8Array, from: number, to: number, maxT
       i++;
       continue;
     }
+    // Packs the first 12 bytes while looking for the end of the word.
     const start = i;
-    let h = 0x811c9dc5 | 0;
-    do {
-      h = Math.imul(h ^ c, 0x01000193);
-      if (++i === to) break;
-      c = W[bytes[i]!]!;
-    } while (c !== 0);
+    let w0 = c;
+    let w1 = 0;
+    let w2 = 0;
+    let shift = 8;
+    while (++i < to && (c = W[bytes[i]!]!) !== 0) {
+      if (shift < 32) w0 |= c << shift;
+      else if (shift < 64) w1 |= c << (shift - 32);
+      else if (shift < 96) w2 |= c << (shift - 64);
+      shift += 8;
+    }
     const len = i - start;
     if (len <= maxTokenLength) {
       if (n + 4 > data.length) {
@@ -227,9 +237,15 @@ export function scanAsciiWords(bytes: Uint8Array, from: number, to: number, maxT
         out.grow();
         data = out.data;
       }
-      data[n] = start;
-      data[n + 1] = len;
-      data[n + 2] = h;
+      if (len <= PACKED_WORD_BYTES) {
+        data[n] = w0;
+        data[n + 1] = w1;
+        data[n + 2] = w2;
+      } else {
+        data[n] = 0;
+        data[n + 1] = start;
+        data[n + 2] = len;
+      }
       data[n + 3] = pos;
       n += 4;
     }
@@ -237,6 +253,19 @@ export function scanAsciiWords(bytes: Uint8Array, from: number, to: number, maxT
   }
   out.count = n >> 2;
   return pos;
+}
+
+/** The word packed by `scanAsciiWords` into `w0, w1, w2`, as a string. */
+export function unpackWord(w0: number, w1: number, w2: number): string {
+  let s = '';
+  for (const w of [w0, w1, w2]) {
+    for (let k = 0; k < 32; k += 8) {
+      const c = (w >>> k) & 0xff;
+      if (c === 0) return s;
+      s += String.fromCharCode(c);
+    }
+  }
+  return s;
 }
 
 /** The lower-cased ASCII word `bytes[start, start + len)` (letters and digits) as a string. */

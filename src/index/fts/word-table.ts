@@ -12,6 +12,13 @@ export function hashSpan(s: string, start: number, end: number): number {
   return h;
 }
 
+/** `hashSpan` of the lower-cased form of the ASCII word `bytes[start, start + len)` (letters and digits). */
+export function hashAsciiWord(bytes: Uint8Array, start: number, len: number): number {
+  let h = 0x811c9dc5 | 0;
+  for (let i = start; i < start + len; i++) h = Math.imul(h ^ (bytes[i]! | 0x20), 0x01000193);
+  return h;
+}
+
 export class WordTable {
   /** Stride 4: hash, value, pool offset, length. */
   private slots: Int32Array;
@@ -64,8 +71,7 @@ export class WordTable {
 
   /**
    * Value stored for the lower-cased form of the ASCII word `bytes[start, start + len)`, made of
-   * ASCII letters and digits only (as `scanAsciiWords` finds them); `h` is the `hashSpan` of the
-   * lower-cased word. Looks up the same entries as `get` on the lower-cased string: a stored code
+   * ASCII letters and digits only (as `scanAsciiWords` finds them); `h` is its `hashAsciiWord`. Looks up the same entries as `get` on the lower-cased string: a stored code
    * unit is compared with `byte | 0x20`, which lower-cases A–Z and leaves a–z and 0–9 unchanged.
    */
   getAscii(bytes: Uint8Array, start: number, len: number, h: number): number | undefined {
@@ -123,4 +129,82 @@ export class WordTable {
       if (old[at + 1] !== EMPTY) this.insert(old[at]!, old[at + 1]!, old[at + 2]!, old[at + 3]!);
     }
   }
+}
+
+/**
+ * Open-addressing hash table from a short word, packed into three int32 (up to 12 bytes, as
+ * `scanAsciiWords` packs them; never all zero), to an integer ≥ −1. A slot is four int32 (the
+ * packed word and the value + 2, 0 marking an empty slot), four slots a cache line, so a lookup
+ * usually reads one cache line and compares three integers: no string, no separate pool.
+ */
+export class PackedWordTable {
+  private slots: Int32Array;
+  private mask: number;
+  private count = 0;
+
+  constructor(capacityPow2 = 1 << 12) {
+    this.slots = new Int32Array(capacityPow2 * 4);
+    this.mask = capacityPow2 - 1;
+  }
+
+  get size(): number {
+    return this.count;
+  }
+
+  clear(): void {
+    this.slots = new Int32Array(4 << 12);
+    this.mask = (1 << 12) - 1;
+    this.count = 0;
+  }
+
+  /** Value stored for the packed word (w0, w1, w2), or undefined. */
+  get(w0: number, w1: number, w2: number): number | undefined {
+    const slots = this.slots;
+    const mask = this.mask;
+    let i = packedHash(w0, w1, w2) & mask;
+    while (true) {
+      const at = i << 2;
+      const v = slots[at + 3]!;
+      if (v === 0) return undefined;
+      if (slots[at] === w0 && slots[at + 1] === w1 && slots[at + 2] === w2) return v - 2;
+      i = (i + 1) & mask;
+    }
+  }
+
+  /** Stores `value` (−1 … 2^31 − 3) for a packed word not yet present. */
+  set(w0: number, w1: number, w2: number, value: number): void {
+    if ((this.count + 1) * 2 > this.mask + 1) this.rehash();
+    this.insert(w0, w1, w2, value + 2);
+    this.count++;
+  }
+
+  private insert(w0: number, w1: number, w2: number, stored: number): void {
+    const slots = this.slots;
+    let i = packedHash(w0, w1, w2) & this.mask;
+    while (slots[(i << 2) + 3] !== 0) i = (i + 1) & this.mask;
+    const at = i << 2;
+    slots[at] = w0;
+    slots[at + 1] = w1;
+    slots[at + 2] = w2;
+    slots[at + 3] = stored;
+  }
+
+  private rehash(): void {
+    const old = this.slots;
+    const cap = (this.mask + 1) * 2;
+    this.slots = new Int32Array(cap * 4);
+    this.mask = cap - 1;
+    for (let at = 0; at < old.length; at += 4) {
+      if (old[at + 3] !== 0) this.insert(old[at]!, old[at + 1]!, old[at + 2]!, old[at + 3]!);
+    }
+  }
+}
+
+/** Hash of a packed word (multiply-xorshift mixing: the packed bytes are low in entropy). */
+function packedHash(w0: number, w1: number, w2: number): number {
+  let h = Math.imul(w0, 0x9e3779b1) ^ Math.imul(w1, 0x85ebca6b) ^ Math.imul(w2, 0xc2b2ae35);
+  h ^= h >>> 15;
+  h = Math.imul(h, 0x2c1b3c6d);
+  h ^= h >>> 13;
+  return h;
 }

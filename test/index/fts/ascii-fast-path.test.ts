@@ -1,23 +1,26 @@
 /**
  * The ASCII fast path of the full-text write path (issue 7) against the general path:
  * `scanAsciiWords` (words from UTF-8 bytes) against `scanWordSpans` (NFKC, lower-casing and
- * Unicode word boundaries on a string), `WordTable.getAscii` against `get`, `isAsciiBytes`, and
- * whole indexes built from Arrow Utf8 columns (rows tokenized from their bytes when ASCII)
- * against indexes of the same texts given as strings (always the general path) and against the
- * tokens `tokenize` gives per row: same terms, postings, token positions, statistics, sidecar.
+ * Unicode word boundaries on a string), `PackedWordTable`, `WordTable.getAscii` against `get`,
+ * `isAsciiBytes`, and whole indexes built from Arrow Utf8 columns (rows tokenized from their
+ * bytes when ASCII) against indexes of the same texts given as strings (always the general path)
+ * and against the tokens `tokenize` gives per row: same terms, postings, token positions,
+ * statistics, score bounds, sidecar.
  */
 import test, { type ExecutionContext } from 'ava';
 import { type Data, tableFromIPC, tableToIPC, type Table, Utf8, vectorFromArray } from 'apache-arrow';
 import { InvertedIndex } from '../../../src/index/fts/inverted-index.js';
 import {
   isAsciiBytes,
+  PACKED_WORD_BYTES,
   scanAsciiWords,
   scanWordSpans,
   tokenize,
   type TokenizerOptions,
+  unpackWord,
   WordSpans,
 } from '../../../src/index/fts/tokenizer.js';
-import { hashSpan, WordTable } from '../../../src/index/fts/word-table.js';
+import { hashAsciiWord, hashSpan, PackedWordTable, WordTable } from '../../../src/index/fts/word-table.js';
 import { mulberry32 } from './synthetic.js';
 
 const encoder = new TextEncoder();
@@ -68,18 +71,29 @@ function asciiWords(bytes: Uint8Array, from: number, to: number, maxLen: number)
   const used = scanAsciiWords(bytes, from, to, maxLen, spans);
   const words: string[] = [];
   const positions: number[] = [];
-  const hashes: number[] = [];
+  let bad = 0;
   for (let k = 0; k < spans.count; k++) {
-    const start = spans.data[4 * k]!;
-    const len = spans.data[4 * k + 1]!;
-    words.push(String.fromCharCode(...bytes.subarray(start, start + len)).toLowerCase());
-    hashes.push(spans.data[4 * k + 2]!);
-    positions.push(spans.data[4 * k + 3]!);
+    const [a, b, c, p] = spans.data.subarray(4 * k, 4 * k + 4);
+    let w: string;
+    if (a !== 0) {
+      // Packed: the bytes (lower-cased), little-endian, zero-padded.
+      w = unpackWord(a!, b!, c!);
+      if (w.length > PACKED_WORD_BYTES) bad++;
+      const repacked = new Int32Array(3);
+      for (let i = 0; i < w.length; i++) repacked[i >> 2]! |= w.charCodeAt(i) << (8 * (i & 3));
+      if (repacked[0] !== a || repacked[1] !== b || repacked[2] !== c) bad++;
+    } else {
+      w = String.fromCharCode(...bytes.subarray(b!, b! + c!)).toLowerCase();
+      if (c! <= PACKED_WORD_BYTES) bad++;
+      if (hashAsciiWord(bytes, b!, c!) !== hashSpan(w, 0, w.length)) bad++;
+    }
+    words.push(w);
+    positions.push(p!);
   }
-  return { words, positions, hashes, used };
+  return { words, positions, used, bad };
 }
 
-test('scanAsciiWords finds the words, positions and hashes scanWordSpans finds on ASCII text', (t) => {
+test('scanAsciiWords finds the words and positions scanWordSpans finds on ASCII text (packed or with their hash)', (t) => {
   const rnd = mulberry32(71);
   let checked = 0;
   for (let round = 0; round < 3000; round++) {
@@ -93,25 +107,20 @@ test('scanAsciiWords finds the words, positions and hashes scanWordSpans finds o
     t.true(isAsciiBytes(bytes, from, to));
     const g = generalWords(text, maxLen);
     const a = asciiWords(bytes, from, to, maxLen);
-    if (a.used !== g.used || a.words.join('\u0001') !== g.words.join('\u0001') || a.positions.join() !== g.positions.join()) {
+    if (a.used !== g.used || a.words.join('\u0001') !== g.words.join('\u0001') || a.positions.join() !== g.positions.join() || a.bad !== 0) {
       t.fail(`differs on ${JSON.stringify(text)} (maxTokenLength ${maxLen})`);
       return;
-    }
-    for (let i = 0; i < a.words.length; i++) {
-      if (a.hashes[i] !== hashSpan(a.words[i]!, 0, a.words[i]!.length)) {
-        t.fail(`hash of ${a.words[i]} differs`);
-        return;
-      }
     }
     checked += a.words.length;
   }
   t.true(checked > 5000, `${checked} words`);
   // Edge cases.
-  for (const text of ['', ' ', 'a', 'A', '9', "don't", 'Foo_Bar', '3.14', 'x'.repeat(41), `a ${'x'.repeat(41)} b`, 'ABC\u007fdef\u0000GHI']) {
+  for (const text of ['', ' ', 'a', 'A', '9', "don't", 'abcdefghijkl', 'ABCDEFGHIJKLM', 'z0123456789Z', 'Foo_Bar', '3.14', 'x'.repeat(41), `a ${'x'.repeat(41)} b`, 'ABC\u007fdef\u0000GHI']) {
     const bytes = encoder.encode(text);
     const g = generalWords(text, 40);
     const a = asciiWords(bytes, 0, bytes.length, 40);
     t.deepEqual({ words: a.words, positions: a.positions, used: a.used }, g, JSON.stringify(text));
+    t.is(a.bad, 0);
   }
 });
 
@@ -143,6 +152,37 @@ test('isAsciiBytes finds a byte >= 0x80 anywhere, at any alignment and length', 
   t.true(isAsciiBytes(view, 0, 150));
 });
 
+test('PackedWordTable maps packed words to values through growth and clear', (t) => {
+  const rnd = mulberry32(12);
+  const table = new PackedWordTable(16);
+  const words = new Map<string, number>();
+  while (words.size < 30_000) {
+    const n = 1 + Math.floor(rnd() * PACKED_WORD_BYTES);
+    let w = '';
+    for (let i = 0; i < n; i++) w += 'aeiouzq0189'[Math.floor(rnd() * 11)]!;
+    if (!words.has(w)) words.set(w, words.size - 1);
+  }
+  const pack = (w: string) => {
+    const spans = new WordSpans();
+    scanAsciiWords(encoder.encode(w), 0, w.length, 40, spans);
+    return [spans.data[0]!, spans.data[1]!, spans.data[2]!] as const;
+  };
+  for (const [w, v] of words) {
+    const [a, b, c] = pack(w);
+    t.is(unpackWord(a, b, c), w);
+    if (table.get(a, b, c) !== undefined) t.fail(w);
+    table.set(a, b, c, v);
+  }
+  t.is(table.size, words.size);
+  let ok = 0;
+  for (const [w, v] of words) if (table.get(...pack(w)) === v) ok++;
+  t.is(ok, words.size);
+  t.is(table.get(...pack('qqqqqqqqqqqq')), words.get('qqqqqqqqqqqq'));
+  table.clear();
+  t.is(table.size, 0);
+  t.is(table.get(...pack('a')), undefined);
+});
+
 test('WordTable.getAscii sees the entries of the lower-cased strings, whatever the case of the bytes', (t) => {
   const rnd = mulberry32(9);
   const table = new WordTable(16);
@@ -157,6 +197,7 @@ test('WordTable.getAscii sees the entries of the lower-cased strings, whatever t
   for (const [w, v] of words) {
     const upper = `..${w.replace(/[a-z]/g, (c) => (rnd() < 0.5 ? c.toUpperCase() : c))}!`;
     const bytes = encoder.encode(upper);
+    t.is(hashAsciiWord(bytes, 2, w.length), hashSpan(w, 0, w.length));
     t.is(table.getAscii(bytes, 2, w.length, hashSpan(w, 0, w.length)), v);
   }
   // Absent words, and prefixes/extensions of present ones.
