@@ -487,13 +487,7 @@ export class IvfPqIndex {
       for (let j = 0; j < m; j++) {
         const d = sums[j];
         if (ranged) {
-          if (exactRange) {
-            if (d < lower || d >= upper) continue;
-          } else {
-            let slack = tol;
-            if (e > 0) slack += l2Slack ? e * (2 * Math.sqrt(d > 0 ? d : 0) + e) : e;
-            if (d + slack < lower || d - slack >= upper) continue;
-          }
+          if (outsideRange(d, lower, upper, exactRange, tol, e, l2Slack)) continue;
           passed++;
         }
         if (d > bound) continue;
@@ -522,15 +516,7 @@ export class IvfPqIndex {
       for (; s < M; s++) a0 += lut[s * PQ_CODEWORDS + codes[co + s]];
       let d = base + (a0 + a1 + a2 + a3);
       if (l2) d += terms[i];
-      if (ranged) {
-        if (exactRange) {
-          if (d < lower || d >= upper) continue;
-        } else {
-          let slack = tol;
-          if (e > 0) slack += l2Slack ? e * (2 * Math.sqrt(d > 0 ? d : 0) + e) : e;
-          if (d + slack < lower || d - slack >= upper) continue;
-        }
-      }
+      if (ranged && outsideRange(d, lower, upper, exactRange, tol, e, l2Slack)) continue;
       passed++;
       if (d > bound) continue;
       const id = idBase + pos;
@@ -644,6 +630,18 @@ export interface MultiKnnResult {
   positions: Uint32Array;
   distances: Float32Array;
   partitionsProbed?: number;
+}
+
+/**
+ * Whether a candidate's distance d is provably outside [lower, upper): exactly when d is final
+ * (no refine), else with the slack of the ADC error bound e (l2: the error grows with the
+ * distance) and the rounding tolerance.
+ */
+function outsideRange(d: number, lower: number, upper: number, exact: boolean, tol: number, e: number, l2Slack: boolean): boolean {
+  if (exact) return d < lower || d >= upper;
+  let slack = tol;
+  if (e > 0) slack += l2Slack ? e * (2 * Math.sqrt(d > 0 ? d : 0) + e) : e;
+  return d + slack < lower || d - slack >= upper;
 }
 
 /** Scratch of the ADC kernel (one search runs at a time on a thread). */
