@@ -24,7 +24,7 @@
  * caches are updated in place by the next query).
  */
 import type { RecordBatch } from 'apache-arrow';
-import { batchKeyReader, type KeyValue } from '../schema/primary-key.js';
+import { batchKeyReader, type KeyReader, type KeyValue } from '../schema/primary-key.js';
 
 export interface KeyedSource {
   /** Visible batches in position order (stored schema). */
@@ -102,6 +102,32 @@ export interface RegionLivenessSlot {
   generations?: Map<LivenessCache, GenerationDead>;
 }
 
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+
+/**
+ * Keys as the liveness maps hold them. A 64-bit integer key within a double's exact range
+ * (|k| < 2^53) becomes a number, read from the column's two 32-bit halves without creating a
+ * BigInt, so maps of a million keys hold no per-key heap objects for the garbage collector to
+ * mark on every major collection (small integers are not heap objects). Only keys of one table
+ * are compared and a key column has one type, so the mapping stays one-to-one; other keys are
+ * read as `batchKeyReader` reads them.
+ */
+function mapKeyReader(batch: RecordBatch, keyIndexes: readonly number[]): KeyReader {
+  if (keyIndexes.length === 1 && LITTLE_ENDIAN) {
+    const values = batch.data.children[keyIndexes[0]].values as unknown;
+    if (values instanceof BigInt64Array || values instanceof BigUint64Array) {
+      const words = new Int32Array(values.buffer, values.byteOffset, values.length * 2);
+      const signed = values instanceof BigInt64Array;
+      return (row) => {
+        const hi = words[2 * row + 1];
+        if (signed ? hi >= -0x200000 && hi < 0x200000 : hi >= 0 && hi < 0x200000) return hi * 4294967296 + (words[2 * row] >>> 0);
+        return values[row];
+      };
+    }
+  }
+  return batchKeyReader(batch, keyIndexes);
+}
+
 /** Reads rows [from, to) of `batches`, calling `each(position, key, isTombstone)`. */
 function forRows(
   batches: readonly RecordBatch[],
@@ -115,7 +141,7 @@ function forRows(
   for (const batch of batches) {
     const end = base + batch.numRows;
     if (end > from && base < to) {
-      const key = batchKeyReader(batch, keyIndexes);
+      const key = mapKeyReader(batch, keyIndexes);
       const tomb = batch.data.children[tombstoneIndex];
       const bits = tomb.values as Uint8Array;
       for (let r = Math.max(0, from - base); r < batch.numRows && base + r < to; r++) {

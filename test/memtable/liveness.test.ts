@@ -4,7 +4,7 @@
  * (they must get their own, correct answer and leave the caches intact).
  */
 import test from 'ava';
-import { makeData, RecordBatch, Struct } from 'apache-arrow';
+import { Bool, Field, Int64, makeData, RecordBatch, Schema, Struct } from 'apache-arrow';
 import { type LivenessCache, regionLiveness } from '../../src/memtable/liveness.js';
 import { TableSchema } from '../../src/schema/table-schema.js';
 import { docs, docsSchema } from '../helpers/data.js';
@@ -101,4 +101,30 @@ test('incremental liveness equals the reference, also for older snapshots runnin
       }
     }
   }
+});
+
+test('64-bit keys across the whole range supersede exactly their own key (numbers inside ±2^53, bigints outside)', (t) => {
+  const keys = [-(2n ** 63n), -(2n ** 53n) - 1n, -(2n ** 53n), -(2n ** 53n) + 1n, -(2n ** 32n), -1n, 0n, 1n, 2n ** 31n, 2n ** 32n + 5n, 2n ** 53n - 1n, 2n ** 53n, 2n ** 53n + 1n, 2n ** 63n - 1n];
+  const schema64 = new Schema([new Field('id', new Int64(), false), new Field('_tombstone', new Bool(), false)]);
+  const batch = (ids: bigint[]) =>
+    new RecordBatch(
+      schema64,
+      makeData({
+        type: new Struct(schema64.fields),
+        length: ids.length,
+        nullCount: 0,
+        children: [makeData({ type: new Int64(), length: ids.length, nullCount: 0, data: BigInt64Array.from(ids) }), makeData({ type: new Bool(), length: ids.length, nullCount: 0, data: new Uint8Array(Math.ceil(ids.length / 8)) })],
+      }),
+    );
+  // Older source: every key; newer source: every other key. Exactly the others stay live.
+  const older = { batches: [batch(keys)], rowCount: keys.length, cache: {} as LivenessCache };
+  const newerKeys = keys.filter((_, i) => i % 2 === 0);
+  const newer = { batches: [batch(newerKeys)], rowCount: newerKeys.length, cache: {} as LivenessCache };
+  const [n, o] = regionLiveness([newer, older], 0, [0], 1, {}, '');
+  t.deepEqual(Array.from(n.live), newerKeys.map(() => 1));
+  t.deepEqual(Array.from(o.live), keys.map((_, i) => (i % 2 === 0 ? 0 : 1)));
+  // Within one source, a later row of the same key supersedes the earlier one, for every key.
+  const twice = { batches: [batch(keys), batch(keys)], rowCount: 2 * keys.length, cache: {} as LivenessCache };
+  const [w] = regionLiveness([twice], 0, [0], 1, {}, '');
+  t.deepEqual(Array.from(w.live), [...keys.map(() => 0), ...keys.map(() => 1)]);
 });
