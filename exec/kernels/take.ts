@@ -110,7 +110,7 @@ function takeNulls(data: Data, indices: Uint32Array): Uint8Array | undefined {
   return out;
 }
 
-function popcount(bitmap: Uint8Array, n: number): number {
+export function popcount(bitmap: Uint8Array, n: number): number {
   let c = 0;
   for (let i = 0; i < n; i++) if (bitmap[i >> 3] & (1 << (i & 7))) c++;
   return c;
