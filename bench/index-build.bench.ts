@@ -30,7 +30,7 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Field, FixedSizeList, Float32, Int64, makeData, RecordBatch, Schema, Struct } from 'apache-arrow';
-import { connect, type Table } from '../src/index.js';
+import { connect, type Table } from '../src/quiver.js';
 import { envNumber } from './env.js';
 import { ClusterModel, Rng } from './search-data.js';
 

@@ -10,7 +10,7 @@
  */
 import { parseArgs } from 'node:util';
 import type { RecordBatch } from 'apache-arrow';
-import { connect, type ConnectOptions, isQuiverError } from './index.js';
+import { connect, type ConnectOptions, isQuiverError } from './quiver.js';
 import { runDemo } from './demo.js';
 import { formatRows, type OutputFormat } from './format.js';
 

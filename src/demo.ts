@@ -5,7 +5,7 @@
  * prints what it did and what is on storage.
  */
 import { Field, FixedSizeList, Float32, Int64, makeData, makeVector, Schema, Table, Utf8, vectorFromArray } from 'apache-arrow';
-import { connect, type ConnectOptions } from './index.js';
+import { connect, type ConnectOptions } from './quiver.js';
 import { formatRows } from './format.js';
 import type { RecordBatch } from 'apache-arrow';
 

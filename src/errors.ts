@@ -14,6 +14,7 @@
  *                    bucket missing. Fix the storage, then retry.
  * - `fenced`         a newer writer owns the region; this writer is finished.
  * - `closed`         the database, table or writer was closed.
+ * - `cancelled`      the caller cancelled the query (an aborted signal); nothing was changed.
  * - `data`           stored data is corrupt or inconsistent.
  * - `internal`       a bug or an unexpected failure.
  *
@@ -30,6 +31,7 @@ export type ErrorKind =
   | 'storage'
   | 'fenced'
   | 'closed'
+  | 'cancelled'
   | 'data'
   | 'internal';
 
@@ -54,6 +56,7 @@ const ERROR_NAMES: Record<ErrorKind, string> = {
   storage: 'StorageError',
   fenced: 'FencedError',
   closed: 'ClosedError',
+  cancelled: 'CancelledError',
   data: 'DataError',
   internal: 'InternalError',
 };
@@ -91,6 +94,11 @@ export class FencedError extends QuiverError {
 export class ClosedError extends QuiverError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('closed', message, options);
+  }
+}
+export class CancelledError extends QuiverError {
+  constructor(message = 'query cancelled', options?: { cause?: unknown }) {
+    super('cancelled', message, options);
   }
 }
 export class DataError extends QuiverError {

@@ -85,8 +85,58 @@ export interface LikeExpr {
   readonly escape: string;
 }
 
+/** Binary value operators; `||` is string concatenation. */
+export type ArithOp = '+' | '-' | '*' | '/' | '%' | '||';
+export interface ArithExpr {
+  readonly kind: 'arith';
+  readonly op: ArithOp;
+  readonly left: Expr;
+  readonly right: Expr;
+}
+/** Unary minus over a non-literal (a negative literal is folded into the literal). */
+export interface NegateExpr {
+  readonly kind: 'negate';
+  readonly operand: Expr;
+}
+/**
+ * A function call, name in lower case: scalar functions (`abs`, `lower`, `coalesce`, …), the
+ * vector distances (`l2_distance`, …), `match(column, 'query')`, `array(…)` for `ARRAY[…]`, and
+ * aggregates (`count`, `sum`, …; `star` for `count(*)`, `distinct` for `count(DISTINCT x)`).
+ * Which names exist and what they accept is decided by the checker and the planner, not here.
+ */
+export interface CallExpr {
+  readonly kind: 'call';
+  readonly name: string;
+  readonly args: readonly Expr[];
+  readonly distinct: boolean;
+  readonly star: boolean;
+}
+export interface CaseWhen {
+  readonly when: Expr;
+  readonly then: Expr;
+}
+/** `CASE [operand] WHEN … THEN … [ELSE …] END`; with an operand each `when` is compared to it. */
+export interface CaseExpr {
+  readonly kind: 'case';
+  readonly operand: Expr | null;
+  readonly whens: readonly CaseWhen[];
+  readonly otherwise: Expr | null;
+}
+/** SQL type names a CAST can name (DESIGN.md's type table, canonical spelling). */
+export type SqlTypeName = 'bigint' | 'int' | 'smallint' | 'double' | 'real' | 'text' | 'boolean' | 'date' | 'timestamp';
+export interface CastExpr {
+  readonly kind: 'cast';
+  readonly operand: Expr;
+  readonly to: SqlTypeName;
+}
+
 export type Expr =
   | ColumnExpr
+  | ArithExpr
+  | NegateExpr
+  | CallExpr
+  | CaseExpr
+  | CastExpr
   | LiteralExpr
   | ParamExpr
   | CompareExpr
@@ -178,6 +228,38 @@ export function like(
   });
 }
 
+export function arith(op: ArithOp, left: Expr, right: Expr): ArithExpr {
+  return Object.freeze({ kind: 'arith', op, left, right });
+}
+
+export function negate(operand: Expr): NegateExpr {
+  return Object.freeze({ kind: 'negate', operand });
+}
+
+export function call(name: string, args: readonly Expr[], options: { distinct?: boolean; star?: boolean } = {}): CallExpr {
+  return Object.freeze({
+    kind: 'call',
+    name: name.toLowerCase(),
+    args: Object.freeze([...args]),
+    distinct: options.distinct ?? false,
+    star: options.star ?? false,
+  });
+}
+
+export function caseWhen(operand: Expr | null, whens: readonly CaseWhen[], otherwise: Expr | null = null): CaseExpr {
+  if (whens.length === 0) throw new RangeError('CASE needs at least one WHEN');
+  return Object.freeze({
+    kind: 'case',
+    operand,
+    whens: Object.freeze(whens.map((w) => Object.freeze({ when: w.when, then: w.then }))),
+    otherwise,
+  });
+}
+
+export function cast(operand: Expr, to: SqlTypeName): CastExpr {
+  return Object.freeze({ kind: 'cast', operand, to });
+}
+
 // ---------------------------------------------------------------------------------------------
 // Traversal
 
@@ -202,6 +284,11 @@ export function childrenOf(expr: Expr): readonly Expr[] {
     between: (e) => [e.operand, e.low, e.high],
     is: (e) => [e.operand],
     like: (e) => [e.operand, e.pattern],
+    arith: (e) => [e.left, e.right],
+    negate: (e) => [e.operand],
+    call: (e) => e.args,
+    case: (e) => [...(e.operand ? [e.operand] : []), ...e.whens.flatMap((w) => [w.when, w.then]), ...(e.otherwise ? [e.otherwise] : [])],
+    cast: (e) => [e.operand],
   });
 }
 
@@ -220,6 +307,11 @@ export function mapExpr(expr: Expr, fn: (e: Expr) => Expr): Expr {
     between: (e) => between(m(e.operand), m(e.low), m(e.high), e.negated),
     is: (e) => isTest(m(e.operand), e.test, e.negated),
     like: (e) => like(m(e.operand), m(e.pattern), e),
+    arith: (e) => arith(e.op, m(e.left), m(e.right)),
+    negate: (e) => negate(m(e.operand)),
+    call: (e) => call(e.name, e.args.map(m), e),
+    case: (e) => caseWhen(e.operand && m(e.operand), e.whens.map((w) => ({ when: m(w.when), then: m(w.then) })), e.otherwise && m(e.otherwise)),
+    cast: (e) => cast(m(e.operand), e.to),
   });
   return fn(rebuilt);
 }
@@ -271,6 +363,11 @@ const PRECEDENCE: Record<ExprKind, number> = {
   between: 4,
   is: 4,
   like: 4,
+  arith: 5,
+  negate: 7,
+  call: 9,
+  case: 9,
+  cast: 8,
   column: 9,
   literal: 9,
   param: 9,
@@ -307,5 +404,26 @@ export function exprToString(expr: Expr): string {
     like: (e) =>
       `${p(e.operand, 4)} ${e.negated ? 'NOT ' : ''}${e.caseInsensitive ? 'ILIKE' : 'LIKE'} ${p(e.pattern, 4)}` +
       (e.escape === '\\' ? '' : ` ESCAPE ${literalToSql(e.escape)}`),
+    // Multiplicative operators bind tighter than additive ones; both associate left.
+    arith: (e) => {
+      const own = e.op === '*' || e.op === '/' || e.op === '%' ? 6 : 5;
+      const side = (x: Expr, right: boolean) => {
+        const s = exprToString(x);
+        const xp = x.kind === 'arith' ? (x.op === '*' || x.op === '/' || x.op === '%' ? 6 : 5) : PRECEDENCE[x.kind];
+        return xp < own || (right && xp === own) ? `(${s})` : s;
+      };
+      return `${side(e.left, false)} ${e.op} ${side(e.right, true)}`;
+    },
+    negate: (e) => `-${p(e.operand, 7)}`,
+    call: (e) =>
+      e.name === 'array'
+        ? `ARRAY[${e.args.map((a) => exprToString(a)).join(', ')}]`
+        : `${e.name}(${e.star ? '*' : (e.distinct ? 'DISTINCT ' : '') + e.args.map((a) => exprToString(a)).join(', ')})`,
+    case: (e) =>
+      `CASE${e.operand ? ' ' + exprToString(e.operand) : ''}` +
+      e.whens.map((w) => ` WHEN ${exprToString(w.when)} THEN ${exprToString(w.then)}`).join('') +
+      (e.otherwise ? ` ELSE ${exprToString(e.otherwise)}` : '') +
+      ' END',
+    cast: (e) => `CAST(${exprToString(e.operand)} AS ${e.to.toUpperCase()})`,
   });
 }

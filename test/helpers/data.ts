@@ -1,6 +1,6 @@
 /** Test data: a small docs table (id, version, text, 4-dim vector) built zero-copy. */
 import { Field, FixedSizeList, Float32, Int64, makeData, makeVector, Schema, Table, Utf8, vectorFromArray } from 'apache-arrow';
-import type { Table as QuiverTable } from '../../src/index.js';
+import type { Table as QuiverTable } from '../../src/quiver.js';
 
 export const DIM = 4;
 

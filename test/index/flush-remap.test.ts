@@ -27,7 +27,7 @@ import {
   Utf8,
   vectorFromArray,
 } from 'apache-arrow';
-import { connect, MemoryObjectStore } from '../../src/index.js';
+import { connect, MemoryObjectStore } from '../../src/quiver.js';
 import type { IndexDef } from '../../src/index/index-def.js';
 import { IndexingContext } from '../../src/index/indexing.js';
 import { InvertedIndex } from '../../src/index/fts/inverted-index.js';

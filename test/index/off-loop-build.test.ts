@@ -7,7 +7,7 @@
  */
 import test from 'ava';
 import { tableToIPC, type RecordBatch } from 'apache-arrow';
-import { connect, MemoryObjectStore, type Table } from '../../src/index.js';
+import { connect, MemoryObjectStore, type Table } from '../../src/quiver.js';
 import type { IndexDef } from '../../src/index/index-def.js';
 import { SourceIndexes } from '../../src/index/source-indexes.js';
 import { IvfPqIndex } from '../../src/index/vector/ivf-pq-index.js';

@@ -33,7 +33,7 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import test, { type ExecutionContext } from 'ava';
 import type { RecordBatch } from 'apache-arrow';
-import { connect, type ConnectOptions, type Database, type RegionSpec, type RegionWriterConfig } from '../../src/index.js';
+import { connect, type ConnectOptions, type Database, type RegionSpec, type RegionWriterConfig } from '../../src/quiver.js';
 import type { ObjectStore } from '../../src/storage/object-store.js';
 import { RegionManifestStore } from '../../src/manifest/region-manifest-store.js';
 import { RegionLayout } from '../../src/wal/region-layout.js';

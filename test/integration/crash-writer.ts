@@ -24,7 +24,7 @@
 import { writeSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { Field, FixedSizeList, Float32, Int64, makeData, RecordBatch, Schema, Struct, Utf8, vectorFromArray } from 'apache-arrow';
-import { connect, type ConnectOptions, isQuiverError, type RegionSpec, type RegionWriterConfig } from '../../src/index.js';
+import { connect, type ConnectOptions, isQuiverError, type RegionSpec, type RegionWriterConfig } from '../../src/quiver.js';
 
 export interface WriterArgs {
   uri: string;

@@ -3,7 +3,7 @@
  * a local directory, with create-if-absent done by `If-None-Match: *`.
  */
 import test from 'ava';
-import { connect, isQuiverError } from '../../src/index.js';
+import { connect, isQuiverError } from '../../src/quiver.js';
 import { docs, docsSchema, liveRows, range } from '../helpers/data.js';
 import { loadS3Env, makeTestBucketStore } from '../helpers/s3-env.js';
 

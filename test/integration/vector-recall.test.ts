@@ -6,7 +6,7 @@
  */
 import test from 'ava';
 import { Field, FixedSizeList, Float32, Int64, makeData, makeVector, Schema, Table } from 'apache-arrow';
-import { connect, MemoryObjectStore } from '../../src/index.js';
+import { connect, MemoryObjectStore } from '../../src/quiver.js';
 
 const N = 100_000;
 const DIM = 128;

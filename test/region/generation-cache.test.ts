@@ -4,7 +4,7 @@
  * that total.
  */
 import test from 'ava';
-import { connect, MemoryObjectStore } from '../../src/index.js';
+import { connect, MemoryObjectStore } from '../../src/quiver.js';
 import { batchBytes } from '../../src/memtable/batch-store.js';
 import { GenerationCache, generationBytes } from '../../src/region/generation-cache.js';
 import { RegionLayout } from '../../src/wal/region-layout.js';

@@ -4,7 +4,7 @@
  * the simulation (test/sim/) explores the rest.
  */
 import test from 'ava';
-import { connect, type Database, FaultInjectingObjectStore, isQuiverError, MemoryObjectStore, RetryingObjectStore, StorageError, type Table, UnavailableError } from '../../src/index.js';
+import { connect, type Database, FaultInjectingObjectStore, isQuiverError, MemoryObjectStore, RetryingObjectStore, StorageError, type Table, UnavailableError } from '../../src/quiver.js';
 import { RegionManifestStore } from '../../src/manifest/region-manifest-store.js';
 import type { RegionWriter } from '../../src/region/region-writer.js';
 import type { ObjectStore } from '../../src/storage/object-store.js';

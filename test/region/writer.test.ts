@@ -1,5 +1,5 @@
 import test from 'ava';
-import { connect, FaultInjectingObjectStore, isQuiverError, MemoryObjectStore, type RegionWriterConfig } from '../../src/index.js';
+import { connect, FaultInjectingObjectStore, isQuiverError, MemoryObjectStore, type RegionWriterConfig } from '../../src/quiver.js';
 import { decodeWalEntry } from '../../src/wal/wal-entry.js';
 import { docs, docsSchema, liveRows, range } from '../helpers/data.js';
 import { walPositions } from '../helpers/store-snapshot.js';

@@ -11,7 +11,7 @@
  * store client, all sharing the simulated clock.
  */
 import { Field, Int64, makeData, RecordBatch, Schema, Struct } from 'apache-arrow';
-import { connect, type Database, isQuiverError, type Table } from '../../src/index.js';
+import { connect, type Database, isQuiverError, type Table } from '../../src/quiver.js';
 import type { RegionWriterConfig } from '../../src/region/writer-config.js';
 import { mulberry32 } from '../helpers/rng.js';
 import { type KeyOp, Model, MonotonicReader, type Observation } from './model.js';

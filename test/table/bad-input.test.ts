@@ -3,7 +3,7 @@
  */
 import test from 'ava';
 import { Field, FixedSizeList, Float32, Float64, Int32, Int64, makeVector, Schema, Table, Utf8, vectorFromArray } from 'apache-arrow';
-import { connect, isQuiverError, MemoryObjectStore } from '../../src/index.js';
+import { connect, isQuiverError, MemoryObjectStore } from '../../src/quiver.js';
 import { docs, docsSchema, vectors } from '../helpers/data.js';
 import { storeContents } from '../helpers/store-snapshot.js';
 

@@ -8,7 +8,7 @@
  */
 import test from 'ava';
 import { Field, FixedSizeList, Float32, Int64, makeData, makeVector, Schema, Table, Utf8, vectorFromArray } from 'apache-arrow';
-import { connect, MemoryObjectStore } from '../../src/index.js';
+import { connect, MemoryObjectStore } from '../../src/quiver.js';
 import { mulberry32 } from '../helpers/rng.js';
 
 const DIM = 4;

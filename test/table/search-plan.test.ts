@@ -4,7 +4,7 @@
  * partitions were probed.
  */
 import test from 'ava';
-import { connect, MemoryObjectStore } from '../../src/index.js';
+import { connect, MemoryObjectStore } from '../../src/quiver.js';
 import { SEARCH_PLAN_KEY, type SourcePlan } from '../../src/table/search.js';
 import { queries, rows, vecSchema } from '../helpers/clustered-vectors.js';
 

@@ -5,7 +5,7 @@
  */
 import test from 'ava';
 import { Field, FixedSizeList, Float32, Int64, makeData, makeVector, Schema, Table, Utf8, vectorFromArray } from 'apache-arrow';
-import { connect, isQuiverError, MemoryObjectStore } from '../../src/index.js';
+import { connect, isQuiverError, MemoryObjectStore } from '../../src/quiver.js';
 
 const DIM = 8;
 const schema = new Schema([

@@ -5,7 +5,7 @@
  */
 import test from 'ava';
 import { tableFromIPC } from 'apache-arrow';
-import { connect, MemoryObjectStore } from '../../src/index.js';
+import { connect, MemoryObjectStore } from '../../src/quiver.js';
 import { SIDECAR_MODEL_KEY } from '../../src/index/sidecar.js';
 import { queries, rows, vecSchema as schema } from '../helpers/clustered-vectors.js';
 

@@ -3,7 +3,7 @@
  * generation, so searches must not go looking for its sidecar in every cached generation.
  */
 import test from 'ava';
-import { connect, FaultInjectingObjectStore, MemoryObjectStore } from '../../src/index.js';
+import { connect, FaultInjectingObjectStore, MemoryObjectStore } from '../../src/quiver.js';
 import { docs, docsSchema, range } from '../helpers/data.js';
 
 test('searches over cached generations do not fetch sidecars of an untrained IVF-PQ index', async (t) => {
