@@ -17,10 +17,10 @@
  * function named NOT, and string literals with ad-hoc backslash handling (see `prepareText`:
  * strings follow PostgreSQL's standard_conforming_strings — only `''` is an escape).
  */
-import { createRequire } from 'node:module';
 import type { Schema } from 'apache-arrow';
 import { InvalidError } from '../../src/errors.js';
 import { checkFilter } from './check.js';
+import { prepareSqlText, sqlParser, sqlSyntaxError } from './sql-text.js';
 import {
   and,
   between,
@@ -37,22 +37,8 @@ import {
   param,
 } from './expr.js';
 
-interface SqlParser {
-  astify(sql: string, opt?: { database?: string }): unknown;
-}
-
 const PREFIX = 'SELECT * FROM t WHERE ';
 const CACHE_CAPACITY = 256;
-
-let parser: SqlParser | undefined;
-function sqlParser(): SqlParser {
-  if (!parser) {
-    const require = createRequire(import.meta.url);
-    const mod = require('node-sql-parser/build/postgresql.js') as { Parser: new () => SqlParser };
-    parser = new mod.Parser();
-  }
-  return parser;
-}
 
 const cache = new Map<string, Expr>();
 
@@ -87,12 +73,12 @@ export function filterCacheSize(): number {
 function parseUncached(sql: string): Expr {
   if (typeof sql !== 'string') throw new InvalidError('a filter must be a string');
   if (sql.trim() === '') throw new InvalidError('empty filter: expected a boolean condition such as "year > 2020"');
-  const prepared = prepareText(sql);
+  const prepared = prepareSqlText(sql, 'filters');
   let ast: unknown;
   try {
     ast = sqlParser().astify(PREFIX + prepared.text, { database: 'PostgresQL' });
   } catch (e) {
-    throw syntaxError(sql, e, prepared);
+    throw sqlSyntaxError(sql, e, prepared, PREFIX.length, 'filter');
   }
   const statements = Array.isArray(ast) ? ast : [ast];
   if (statements.length !== 1) throw new InvalidError('a filter must be one condition; remove the ";" and what follows it');
@@ -368,120 +354,3 @@ function numberLiteral(v: unknown): number | bigint {
   return x;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Pre-pass and error messages
-
-interface Edit {
-  readonly origStart: number;
-  readonly origEnd: number;
-  readonly newStart: number;
-  readonly newEnd: number;
-}
-
-interface Prepared {
-  readonly text: string;
-  /** Contents of the string literals, by placeholder number. */
-  readonly strings: string[];
-  readonly edits: Edit[];
-}
-
-/**
- * Rewrites the filter text before node-sql-parser sees it:
- * - every single-quoted string becomes a placeholder `'sN'` whose content is kept here, read
- *   with PostgreSQL's rules (`''` is a quote, backslash is an ordinary character), because the
- *   parser unescapes `\n`, `\t`, `\u…` but keeps `\'` and `\%` raw, and cannot parse
- *   `ESCAPE '\'`;
- * - `-` directly before an integer of 16+ digits gets a space, because the parser turns
- *   `-9223372036854775808` into a lossy JS number but `- 9223372036854775808` into unary minus
- *   over an exact bigint.
- * Quoted identifiers and comments are copied unchanged. Edits are kept to map error positions.
- */
-function prepareText(sql: string): Prepared {
-  let out = '';
-  const strings: string[] = [];
-  const edits: Edit[] = [];
-  let i = 0;
-  const copyUntil = (end: number) => {
-    out += sql.slice(i, end);
-    i = end;
-  };
-  while (i < sql.length) {
-    const c = sql[i];
-    if (c === "'") {
-      let j = i + 1;
-      let value = '';
-      for (;;) {
-        if (j >= sql.length) throw syntaxErrorAt(sql, i, 'unterminated string literal');
-        if (sql[j] === "'") {
-          if (sql[j + 1] === "'") {
-            value += "'";
-            j += 2;
-            continue;
-          }
-          break;
-        }
-        value += sql[j++];
-      }
-      const placeholder = `'s${strings.length}'`;
-      strings.push(value);
-      edits.push({ origStart: i, origEnd: j + 1, newStart: out.length, newEnd: out.length + placeholder.length });
-      out += placeholder;
-      i = j + 1;
-    } else if (c === '"') {
-      let j = i + 1;
-      while (j < sql.length && !(sql[j] === '"' && sql[j + 1] !== '"')) j += sql[j] === '"' ? 2 : 1;
-      copyUntil(Math.min(sql.length, j + 1));
-    } else if (c === '-' && sql[i + 1] === '-') {
-      const j = sql.indexOf('\n', i);
-      copyUntil(j < 0 ? sql.length : j);
-    } else if (c === '/' && sql[i + 1] === '*') {
-      const j = sql.indexOf('*/', i + 2);
-      copyUntil(j < 0 ? sql.length : j + 2);
-    } else if (c === '$' && /[$A-Za-z_]/.test(sql[i + 1] ?? '')) {
-      throw new InvalidError('dollar-quoted strings are not supported in filters; use single quotes');
-    } else if (c === '-' && /^\d{16,}(?![\d.eE])/.test(sql.slice(i + 1, i + 40)) && !/[\w$]/.test(sql[i - 1] ?? '')) {
-      edits.push({ origStart: i + 1, origEnd: i + 1, newStart: out.length + 1, newEnd: out.length + 2 });
-      out += '- ';
-      i++;
-    } else if (/[A-Za-z0-9_]/.test(c)) {
-      // A whole word or number at once (so a quote right after it stays with its literal).
-      let j = i + 1;
-      while (j < sql.length && /[A-Za-z0-9_]/.test(sql[j])) j++;
-      copyUntil(j);
-    } else {
-      copyUntil(i + 1);
-    }
-  }
-  return { text: out, strings, edits };
-}
-
-/** Maps an offset in the prepared text back to the user's text. */
-function originalOffset(prepared: Prepared, offset: number): number {
-  let delta = 0;
-  for (const e of prepared.edits) {
-    if (offset < e.newStart) break;
-    if (offset < e.newEnd) return e.origStart;
-    delta = e.origEnd - e.newEnd;
-  }
-  return offset + delta;
-}
-
-function syntaxErrorAt(sql: string, offset: number, problem: string, cause?: unknown): InvalidError {
-  offset = Math.max(0, Math.min(offset, sql.length));
-  const before = sql.slice(0, offset);
-  const line = before.split('\n').length;
-  const column = offset - (before.lastIndexOf('\n') + 1) + 1;
-  const lineText = sql.split('\n')[line - 1];
-  const caret = `${lineText}\n${' '.repeat(column - 1)}^`;
-  return new InvalidError(`syntax error in filter at line ${line}, column ${column}: ${problem}\n${caret}`, { cause });
-}
-
-function syntaxError(sql: string, e: unknown, prepared: Prepared): InvalidError {
-  const err = e as { location?: { start?: { offset?: number } }; found?: string | null; message?: string };
-  const start = err.location?.start?.offset;
-  if (typeof start !== 'number') return new InvalidError(`could not parse filter: ${String(err.message ?? e)}`, { cause: e });
-  const offset = originalOffset(prepared, Math.max(0, start - PREFIX.length));
-  const problem =
-    err.found == null || offset >= sql.length ? 'unexpected end of filter' : `unexpected ${JSON.stringify(sql[offset] ?? err.found)}`;
-  return syntaxErrorAt(sql, offset, problem, e);
-}
