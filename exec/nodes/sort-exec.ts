@@ -1,0 +1,141 @@
+/**
+ * SortExec: `ORDER BY` without a `LIMIT` — the full sort of the child's rows.
+ *
+ * Why it exists: a sort is the one relational operator that can emit nothing until it has
+ * seen everything, so it buffers the child's batches (counted against a memory budget, so an
+ * unbounded `ORDER BY` fails this query with a clear error instead of taking the process down),
+ * builds the key columns once as typed arrays (`exec/kernels/sort-keys.ts`), sorts row numbers,
+ * and gathers the output a chunk of ≤ 8192 rows at a time straight from the buffered batches
+ * (no concatenated copy of the payload columns).
+ *
+ * Invariants: the sort is stable (rows that tie on every key keep their input order); NULLs go
+ * last ascending and first descending unless a key says `nullsFirst`; NaN sorts above every
+ * number; strings compare by UTF-8 bytes (PostgreSQL's "C" collation). The output schema is the
+ * child's. `ORDER BY … LIMIT k` belongs to TopKExec, which keeps only k rows.
+ */
+import { type Data, makeData, RecordBatch, type Schema, Struct } from 'apache-arrow';
+import { InvalidError } from '../../src/errors.js';
+import { gatherColumn } from '../kernels/gather-column.js';
+import { buildKeyColumn, isSortableType, keyColumnBytes, type SortKeySpec, sortedRowIndices } from '../kernels/sort-keys.js';
+import { takeData } from '../kernels/take.js';
+import { BaseExec, checkCancelled, type ExecContext, type ExecNode } from './exec-node.js';
+import { batchBytes, DEFAULT_OPERATOR_MEMORY_BYTES, MemoryBudget } from './memory-budget.js';
+
+export type { SortKeySpec } from '../kernels/sort-keys.js';
+
+/** Rows per output batch of Sort and TopK. */
+export const SORT_OUTPUT_BATCH_ROWS = 8192;
+
+export interface SortOptions {
+  /** Bytes the buffered input and sort keys may take; default `DEFAULT_OPERATOR_MEMORY_BYTES`. */
+  readonly memoryLimitBytes?: number;
+}
+
+export class SortExec extends BaseExec {
+  readonly kind = 'Sort';
+  readonly keys: readonly SortKeySpec[];
+  readonly memoryLimitBytes: number;
+
+  constructor(
+    readonly child: ExecNode,
+    keys: readonly SortKeySpec[],
+    options: SortOptions = {},
+  ) {
+    super(child.schema, [child]);
+    validateSortKeys('Sort', child.schema, keys);
+    this.keys = keys.map((k) => ({ ...k }));
+    this.memoryLimitBytes = options.memoryLimitBytes ?? DEFAULT_OPERATOR_MEMORY_BYTES;
+  }
+
+  explain(): string {
+    return `Sort: ${describeSortKeys(this.schema, this.keys)}`;
+  }
+
+  protected async *run(ctx: ExecContext): AsyncGenerator<RecordBatch> {
+    const budget = new MemoryBudget('Sort', this.memoryLimitBytes);
+    const batches: RecordBatch[] = [];
+    const dictionaries = new Set<unknown>();
+    let rows = 0;
+    try {
+      for await (const batch of this.child.execute(ctx)) {
+        checkCancelled(ctx);
+        if (batch.numRows === 0) continue;
+        rows += batch.numRows;
+        budget.reserve(batchBytes(batch, dictionaries), rows);
+        batches.push(batch);
+      }
+      this.metrics.extra.rowsSorted = rows;
+      if (rows === 0) return;
+      // Keys: ≤ 17 bytes a row each (value, low word or string span, class) + 4 for the order.
+      budget.reserve(rows * (4 + 17 * this.keys.length), rows);
+      const keys = this.keys.map((k) => buildKeyColumn(batches.map((b) => b.data.children[k.column]), k));
+      budget.setUsed(budget.used - rows * 17 * this.keys.length + keys.reduce((s, k) => s + keyColumnBytes(k), 0), rows);
+      const start = performance.now();
+      const order = sortedRowIndices(keys, rows);
+      this.metrics.extra.sortMs = Math.round((performance.now() - start) * 10) / 10;
+      checkCancelled(ctx);
+      yield* emitInOrder(this.schema, batches, order);
+    } finally {
+      this.metrics.extra.peakMemoryBytes = budget.peak;
+      budget.release();
+    }
+  }
+}
+
+/** Batches of ≤ 8192 rows: row i is row order[i] of the concatenation of `batches`. */
+export function* emitInOrder(schema: Schema, batches: readonly RecordBatch[], order: Uint32Array): Generator<RecordBatch> {
+  const columns = schema.fields.map((_, c) => batches.map((b) => b.data.children[c]));
+  if (batches.length === 1) {
+    for (let at = 0; at < order.length; at += SORT_OUTPUT_BATCH_ROWS) {
+      const idx = order.subarray(at, Math.min(order.length, at + SORT_OUTPUT_BATCH_ROWS));
+      yield makeBatch(schema, idx.length, columns.map((c) => takeData(c[0], idx)));
+    }
+    return;
+  }
+  const starts = new Float64Array(batches.length + 1);
+  for (let b = 0; b < batches.length; b++) starts[b + 1] = starts[b] + batches[b].numRows;
+  for (let at = 0; at < order.length; at += SORT_OUTPUT_BATCH_ROWS) {
+    const m = Math.min(SORT_OUTPUT_BATCH_ROWS, order.length - at);
+    const from = new Uint32Array(m);
+    const rows = new Uint32Array(m);
+    for (let i = 0; i < m; i++) {
+      const g = order[at + i];
+      // The batch holding global row g: the last start ≤ g.
+      let lo = 0;
+      let hi = batches.length - 1;
+      while (lo < hi) {
+        const mid = (lo + hi + 1) >> 1;
+        if (starts[mid] <= g) lo = mid;
+        else hi = mid - 1;
+      }
+      from[i] = lo;
+      rows[i] = g - starts[lo];
+    }
+    yield makeBatch(schema, m, columns.map((c) => gatherColumn(c, from, rows)));
+  }
+}
+
+export function makeBatch(schema: Schema, length: number, children: Data[]): RecordBatch {
+  return new RecordBatch(schema, makeData({ type: new Struct(schema.fields), length, nullCount: 0, children }));
+}
+
+/** `year DESC NULLS FIRST, id ASC`: names from `schema`; NULLS … only when the key sets it. */
+export function describeSortKeys(schema: Schema, keys: readonly SortKeySpec[]): string {
+  return keys
+    .map((k) => {
+      const name = schema.fields[k.column]?.name ?? `#${k.column}`;
+      const nulls = k.nullsFirst === undefined ? '' : k.nullsFirst ? ' NULLS FIRST' : ' NULLS LAST';
+      return `${name} ${k.descending ? 'DESC' : 'ASC'}${nulls}`;
+    })
+    .join(', ');
+}
+
+/** Throws InvalidError for a key column that does not exist or cannot be ordered. */
+export function validateSortKeys(operator: string, schema: Schema, keys: readonly SortKeySpec[]): void {
+  if (keys.length === 0) throw new InvalidError(`${operator}: at least one sort key is needed`);
+  for (const k of keys) {
+    const field = schema.fields[k.column];
+    if (!Number.isInteger(k.column) || !field) throw new InvalidError(`${operator}: sort key column ${k.column} is not in the input (${schema.fields.length} columns)`);
+    if (!isSortableType(field.type)) throw new InvalidError(`${operator}: cannot order by ${field.name} of type ${String(field.type)}`);
+  }
+}
