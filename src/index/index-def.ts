@@ -27,6 +27,8 @@ export interface IndexDef {
 
 export interface CreateIndexOptions {
   type: IndexType;
+  /** Default `<column>_<type>`; letters, digits and `_`. */
+  name?: string;
   metric?: Metric;
   partitions?: number;
   subVectors?: number;
@@ -46,7 +48,8 @@ export function makeIndexDef(field: Field | undefined, column: string, options: 
   if (!options || !['ivf_pq', 'fts', 'scalar'].includes(options.type)) {
     throw new InvalidError(`createIndex: type must be 'ivf_pq', 'fts' or 'scalar', got ${JSON.stringify(options?.type)}`);
   }
-  const name = `${column}_${options.type}`;
+  const name = options.name ?? `${column}_${options.type}`;
+  if (typeof name !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(name)) throw new InvalidError(`createIndex: an index name is letters, digits and _ (at most 63), got ${JSON.stringify(name)}`);
   switch (options.type) {
     case 'ivf_pq': {
       if (!isFloat32Vector(field.type)) throw new InvalidError(`createIndex: ivf_pq needs a FLOAT4[n] vector column; ${column} is ${String(field.type)}`);

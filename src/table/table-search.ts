@@ -146,7 +146,7 @@ function keyPredicate(column: string, key: NonNullable<SearchRequest['key']>): {
 }
 
 /** The snapshot's sources per region, newest first, with every current index. */
-async function searchSources(ctx: TableContext, states: readonly { layout: RegionLayout; state: RegionReadState }[]): Promise<RegionSources[]> {
+export async function searchSources(ctx: TableContext, states: readonly { layout: RegionLayout; state: RegionReadState }[]): Promise<RegionSources[]> {
   let caches = regionCaches.get(ctx);
   if (!caches) regionCaches.set(ctx, (caches = new Map()));
   const out: RegionSources[] = [];

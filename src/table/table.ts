@@ -29,13 +29,28 @@ import { RegionTail } from '../region/region-tail.js';
 import { type RegionReadState, RegionWriter, type RegionWriterStats } from '../region/region-writer.js';
 import { type RegionWriterConfig, resolveWriterConfig } from '../region/writer-config.js';
 import { keyVectorData } from '../schema/primary-key.js';
+import type { TableSchema } from '../schema/table-schema.js';
 import { type CreateIndexOptions, type IndexDef, makeIndexDef } from '../index/index-def.js';
 import type { SourceIndexes } from '../index/source-indexes.js';
-import { type SearchRequest, runSearch } from './table-search.js';
+import { type SearchRequest, runSearch, searchSources } from './table-search.js';
+import type { RegionSources } from './search.js';
 import { minTrainingVectors, trainIndexModel } from './index-training.js';
 import type { TableContext } from './table-context.js';
 
 export type { TableContext } from './table-context.js';
+
+/**
+ * A consistent read of a table for the query engine: every region's sources (MemTables newest
+ * first, then generations newest first) with their indexes and liveness caches, captured when
+ * the snapshot was taken. Writes after that are not visible through it; holding it keeps the
+ * captured MemTable batches and loaded generations reachable, so a query drops it when done.
+ */
+export interface TableSnapshot {
+  readonly table: string;
+  readonly schema: TableSchema;
+  readonly indexes: readonly IndexDef[];
+  readonly regions: readonly RegionSources[];
+}
 
 export interface ScanOptions {
   /** Columns to return, in this order (default: all). */
@@ -93,15 +108,49 @@ export class Table {
     if (schema.primaryKey.length !== 1) throw new InvalidError('delete(keys) needs a single-column primary key');
     if (!Array.isArray(keys) || keys.length === 0) throw new InvalidError('delete: give a non-empty array of primary-key values');
     const keyField = schema.stored.fields[schema.keyIndexes[0]];
-    const keyData = keyVectorData(keyField.type, keyField.name, keys);
-    const n = keys.length;
+    await this.writeTombstones([keyVectorData(keyField.type, keyField.name, keys)], keys.length);
+  }
+
+  /**
+   * Deletes the rows whose primary keys are the rows of `keys`: a batch holding the key columns
+   * (by name, of the table's key types; composite keys too). Resolves once durable. The SQL
+   * engine's DELETE goes through here.
+   */
+  async deleteKeys(keys: RecordBatch | readonly RecordBatch[]): Promise<void> {
+    this.checkOpen();
+    const schema = this.ctx.schema;
+    const batches = (Array.isArray(keys) ? keys : [keys]) as RecordBatch[];
+    const tombstones = batches
+      .filter((b) => b.numRows > 0)
+      .map((b) => {
+        const columns = schema.keyIndexes.map((k) => {
+          const field = schema.stored.fields[k];
+          const i = b.schema.fields.findIndex((f) => f.name === field.name);
+          if (i < 0) throw new InvalidError(`deleteKeys: the batch lacks key column ${field.name}`);
+          const data = b.data.children[i];
+          if (data.type.typeId !== field.type.typeId) throw new InvalidError(`deleteKeys: key column ${field.name} is ${String(data.type)}, the table's is ${String(field.type)}`);
+          if (data.nullCount > 0) throw new InvalidError(`deleteKeys: key column ${field.name} has NULLs`);
+          return data;
+        });
+        return this.tombstoneBatch(columns, b.numRows);
+      });
+    if (tombstones.length) await this.writeRouted(tombstones);
+  }
+
+  /** Writes `n` tombstone rows with the given key columns (in primary-key order). */
+  private async writeTombstones(keyColumns: readonly Data[], n: number): Promise<void> {
+    await this.writeRouted([this.tombstoneBatch(keyColumns, n)]);
+  }
+
+  private tombstoneBatch(keyColumns: readonly Data[], n: number): RecordBatch {
+    const schema = this.ctx.schema;
     const children: Data[] = schema.stored.fields.map((f, i) => {
-      if (i === schema.keyIndexes[0]) return keyData;
+      const k = schema.keyIndexes.indexOf(i);
+      if (k >= 0) return keyColumns[k];
       if (i === schema.tombstoneIndex) return makeData({ type: f.type, length: n, nullCount: 0, data: new Uint8Array((n + 7) >> 3).fill(0xff) } as never);
       return nullData(f.type, n);
     });
-    const batch = new RecordBatch(schema.stored, makeData({ type: new Struct(schema.stored.fields), length: n, nullCount: 0, children }));
-    await this.writeRouted([batch]);
+    return new RecordBatch(schema.stored, makeData({ type: new Struct(schema.stored.fields), length: n, nullCount: 0, children }));
   }
 
   /** Streams the table's live rows: the newest version of each key, deleted keys omitted. */
@@ -143,8 +192,9 @@ export class Table {
     this.checkOpen();
     const field = this.ctx.schema.user.fields.find((f) => f.name === column);
     let def = makeIndexDef(field, column, options);
-    if (this.ctx.indexing.defs.some((d) => d.name === def.name) || this.creating.has(def.name)) {
-      throw new AlreadyExistsError(`index ${def.name} already exists on table ${this.name}`);
+    const same = this.ctx.indexing.defs.find((d) => d.name === def.name || (d.column === def.column && d.type === def.type));
+    if (same || this.creating.has(def.name)) {
+      throw new AlreadyExistsError(same && same.name !== def.name ? `column ${column} of table ${this.name} already has a ${def.type} index (${same.name})` : `index ${def.name} already exists on table ${this.name}`);
     }
     this.creating.add(def.name);
     try {
@@ -169,6 +219,21 @@ export class Table {
     if (vectorDef && !vectorDef.model) await this.trainLater(vectorDef);
     const regions = await this.readStates();
     return runSearch(this.ctx, regions, request);
+  }
+
+  /**
+   * A snapshot of every source for the query engine (see TableSnapshot). `vectorColumns`: IVF-PQ
+   * indexes on these columns whose model is not trained yet are trained first when enough rows
+   * exist (as `search` does).
+   */
+  async snapshot(options: { vectorColumns?: readonly string[] } = {}): Promise<TableSnapshot> {
+    this.checkOpen();
+    for (const column of options.vectorColumns ?? []) {
+      const def = this.ctx.indexing.defs.find((d) => d.type === 'ivf_pq' && d.column === column);
+      if (def && !def.model) await this.trainLater(def);
+    }
+    const regions = await searchSources(this.ctx, await this.readStates());
+    return { table: this.name, schema: this.ctx.schema, indexes: [...this.ctx.indexing.defs], regions };
   }
 
   /** Freezes and flushes every MemTable this process holds into generations. */

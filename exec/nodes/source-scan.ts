@@ -1,0 +1,81 @@
+/**
+ * What MemTableScan, GenerationScan and ScalarIndexScan share: emitting one source's rows that
+ * are live (the newest version of their key, not deleted) and pass the pushed-down filter, as
+ * projected record batches.
+ *
+ * The mask of such rows (`PreparedSource.allowed`) is computed by the region's KeyDedup node
+ * before any of its sources is scanned — liveness over all of the region's sources first, the
+ * filter second, so a filter can never uncover an older version of a key whose newest version
+ * it rejects — and is kept incrementally per source version (liveness.ts, filter-memo.ts), so a
+ * repeated query pays for what changed since the last one. A scan node only turns the mask into
+ * batches: zero-copy where a batch is wholly selected, a typed-array take otherwise, in slices of
+ * at most SCAN_BATCH_ROWS so a consumer that stops early never pays for a whole generation.
+ */
+import { makeData, RecordBatch, type Schema, Struct } from 'apache-arrow';
+import { takeData } from '../kernels/take.js';
+import type { PreparedSource } from '../../src/table/search.js';
+import { BaseExec, type ExecContext } from './exec-node.js';
+
+/** Largest batch a scan emits. */
+export const SCAN_BATCH_ROWS = 65536;
+
+export abstract class SourceScanExec extends BaseExec {
+  /** Set by the KeyDedup parent before it pulls this node. */
+  prepared: PreparedSource | undefined;
+
+  constructor(
+    schema: Schema,
+    /** Indexes of the emitted columns in the stored batches. */
+    readonly columnIndexes: readonly number[],
+    /** Stored rows in the source when the snapshot was taken. */
+    readonly rowCount: number,
+    readonly describe: string,
+  ) {
+    super(schema, []);
+  }
+
+  protected async *run(_ctx: ExecContext): AsyncGenerator<RecordBatch> {
+    const prepared = this.prepared;
+    if (!prepared) throw new Error(`${this.kind} ran without its KeyDedup parent`);
+    this.prepared = undefined;
+    this.metrics.extra.rowsStored = prepared.source.rowCount;
+    this.metrics.extra.rowsLive = prepared.liveCount;
+    if (prepared.filterRows !== undefined) this.metrics.extra.filterRows = prepared.filterRows;
+    if (prepared.allowedCount === 0) return;
+    const { allowed, source } = prepared;
+    const all = prepared.allowedCount === source.rowCount;
+    let base = 0;
+    for (const batch of source.batches) {
+      const n = Math.min(batch.numRows, source.rowCount - base);
+      if (n <= 0) break;
+      for (let start = 0; start < n; start += SCAN_BATCH_ROWS) {
+        const end = Math.min(n, start + SCAN_BATCH_ROWS);
+        let count = 0;
+        if (!all) for (let i = base + start; i < base + end; i++) count += allowed[i];
+        else count = end - start;
+        if (count === 0) continue;
+        yield count === batch.numRows ? this.project(batch) : this.take(batch, start, end, all ? undefined : allowed.subarray(base), count);
+      }
+      base += batch.numRows;
+    }
+  }
+
+  private project(batch: RecordBatch): RecordBatch {
+    const children = this.columnIndexes.map((c) => batch.data.children[c]);
+    return new RecordBatch(this.schema, makeData({ type: new Struct(this.schema.fields), length: batch.numRows, nullCount: 0, children }));
+  }
+
+  /** Rows [start, end) of `batch` where `mask` (indexed by batch row; undefined = all) is set. */
+  private take(batch: RecordBatch, start: number, end: number, mask: Uint8Array | undefined, count: number): RecordBatch {
+    const indices = new Uint32Array(count);
+    let o = 0;
+    if (!mask) for (let i = start; i < end; i++) indices[o++] = i;
+    else for (let i = start; i < end; i++) if (mask[i]) indices[o++] = i;
+    const children = this.columnIndexes.map((c) => takeData(batch.data.children[c], indices));
+    return new RecordBatch(this.schema, makeData({ type: new Struct(this.schema.fields), length: count, nullCount: 0, children }));
+  }
+
+  explain(): string {
+    return `${this.kind}: ${this.describe} (${this.rowCount} rows stored)`;
+  }
+}
