@@ -202,6 +202,7 @@ export function readRows(batches: readonly RecordBatch[]): unknown[][] {
 }
 
 function normalize(x: unknown): unknown {
+  if (x === 0) return 0; // -0 reads back as 0 where grouping canonicalized it
   if (x instanceof Uint8Array || ArrayBuffer.isView(x)) return Array.from(x as unknown as ArrayLike<number>);
   return x;
 }
