@@ -1,5 +1,7 @@
 /**
- * Vectorized evaluation of filter expressions over one Arrow `RecordBatch`.
+ * Vectorized evaluation of expressions over one Arrow `RecordBatch`: boolean conditions here
+ * (`evaluateFilter`, `evaluatePredicate`), value expressions in values.ts (`evaluateValue`),
+ * one recursive `evalNode` for both.
  *
  * Why it looks like this: a filter runs on every row the engine scans, so each node is a tight
  * loop over typed arrays (the column's `values`, its validity bitmap read at `data.offset`,
@@ -13,8 +15,16 @@
  * NOT NULL is NULL, NULL AND FALSE is FALSE, NULL OR TRUE is TRUE, and a comparison touching
  * NULL is NULL; `evaluateFilter` keeps only TRUE rows. Floats follow IEEE 754 as JS does
  * (NaN equals nothing, `<>` is true against NaN).
+ *
+ * Invariant (evaluation restricted to a selection): `evalNode(ctx, e, sel)` must not raise a
+ * per-row error (division by zero, overflow, a bad cast) for a row outside `sel` (a byte mask,
+ * null = every row); its output at such rows is unspecified. AND evaluates an operand only
+ * where the operands before it left the row undecided (not FALSE), OR where they left it not
+ * TRUE, CASE a branch only where it is taken, COALESCE an argument only where the ones before
+ * it are NULL. Only value nodes (values.ts) can raise per row, so a plain filter (no value
+ * nodes) never builds these masks and runs exactly as before.
  */
-import { type Data, type RecordBatch, Type } from 'apache-arrow';
+import { type Data, type DataType, type RecordBatch, Type } from 'apache-arrow';
 import { InvalidError } from '../../src/errors.js';
 import {
   BOOL_DOMAIN,
@@ -41,6 +51,9 @@ import {
 } from './kernels.js';
 import { compileLike } from './like.js';
 import { dateObjectNanos, parseDate, parseTimestampNanos } from './temporal.js';
+import { nodeTypes } from './check.js';
+import { ARROW } from './types.js';
+import { evalValueNode, hasValueNodes } from './values.js';
 
 /** A three-valued boolean column: `values[i]` is 1 only for TRUE; NULL rows have validity 0. */
 export interface TriBoolVector {
@@ -55,13 +68,13 @@ export interface TriBoolVector {
  * is FALSE or NULL. `params[0]` binds `$1`.
  */
 export function evaluateFilter(expr: Expr, batch: RecordBatch, params: readonly unknown[] = []): Uint8Array {
-  const ctx = new Context(batch, params);
+  const ctx = new Context(batch, params, expr);
   if (expr.kind === 'and') {
     // Top level: NULL and FALSE both drop the row, so AND can work on TRUE-masks and stop as
-    // soon as no row is left.
+    // soon as no row is left; an operand that can raise per row sees only the rows still TRUE.
     let mask: Uint8Array | undefined;
     for (const operand of expr.operands) {
-      const p = asPredicate(ctx, evalNode(ctx, operand), operand);
+      const p = asPredicate(ctx, evalNode(ctx, operand, mask && hasValueNodes(operand) ? mask : null), operand);
       if (!mask) mask = p.values.slice();
       else {
         const v = p.values;
@@ -77,7 +90,7 @@ export function evaluateFilter(expr: Expr, batch: RecordBatch, params: readonly 
 
 /** Evaluates a boolean expression keeping SQL NULLs apart from FALSE. */
 export function evaluatePredicate(expr: Expr, batch: RecordBatch, params: readonly unknown[] = []): TriBoolVector {
-  const ctx = new Context(batch, params);
+  const ctx = new Context(batch, params, expr);
   const p = asPredicate(ctx, evalNode(ctx, expr), expr);
   return { length: ctx.n, values: p.values.slice(), validity: p.validity ? p.validity.slice() : null };
 }
@@ -85,71 +98,94 @@ export function evaluatePredicate(expr: Expr, batch: RecordBatch, params: readon
 // ---------------------------------------------------------------------------------------------
 // Operands
 
-interface VecBase {
+export interface VecBase {
   /** For messages: "column price (Float64)". */
   readonly label: string;
+  /** The Arrow type of the values (a column's own type; computed values have canonical types). */
+  readonly type: DataType;
   readonly domain: ColumnDomain;
   readonly validity: Uint8Array | null;
 }
 /** Numbers in a typed array (ints up to 32 bits, floats, Date32 days, booleans as 0/1). */
-interface NumVec extends VecBase {
+export interface NumVec extends VecBase {
   readonly tag: 'num';
   readonly values: NumArray;
 }
 /** 64-bit integers, Date64, Timestamp. */
-interface BigVec extends VecBase {
+export interface BigVec extends VecBase {
   readonly tag: 'big';
   readonly values: BigInt64Array | BigUint64Array;
 }
 /** UTF-8 strings: row i is bytes[offsets[i] .. offsets[i + 1]). */
-interface StrVec extends VecBase {
+export interface StrVec extends VecBase {
   readonly tag: 'str';
   readonly offsets: Int32Array;
   readonly bytes: Uint8Array;
 }
 /** Dictionary-encoded strings: row i is dict row indices[i]. */
-interface DictVec extends VecBase {
+export interface DictVec extends VecBase {
   readonly tag: 'dict';
   readonly indices: NumArray;
   readonly dict: StrVec;
 }
-interface Scalar {
+export interface Scalar {
   readonly tag: 'scalar';
   readonly value: unknown;
   readonly temporal?: 'date' | 'timestamp';
   readonly isParam: boolean;
   readonly label: string;
+  /** A double literal written with a decimal point (`2.0`). */
+  readonly float?: boolean;
 }
-type Vec = NumVec | BigVec | StrVec | DictVec;
-type Operand = Vec | Scalar;
+export type Vec = NumVec | BigVec | StrVec | DictVec;
+export type Operand = Vec | Scalar;
 /** A boolean vector in canonical form (values 0 where invalid). */
-type Pred = NumVec & { readonly values: Uint8Array };
+export type Pred = NumVec & { readonly values: Uint8Array };
 
-class Context {
+export class Context {
   readonly n: number;
   private readonly columns = new Map<string, Vec>();
   private fieldIndex?: Map<string, number>;
+  private types?: Map<Expr, DataType | null>;
 
   constructor(
     readonly batch: RecordBatch,
     readonly params: readonly unknown[],
+    /** The expression being evaluated (its node types are computed on first use). */
+    readonly root: Expr,
   ) {
     this.n = batch.numRows;
+  }
+
+  /** The type of a node of `root` (check.ts rules, parameters typed from their values). */
+  typeOf(e: Expr): DataType | null {
+    if (!this.types) this.types = nodeTypes(this.root, this.batch.schema, this.params);
+    let t = this.types.get(e);
+    if (t === undefined && !this.types.has(e)) {
+      for (const [k, v] of nodeTypes(e, this.batch.schema, this.params)) this.types.set(k, v);
+      t = this.types.get(e);
+    }
+    return t ?? null;
+  }
+
+  /** The Arrow data of a column (as stored in the batch). */
+  columnData(name: string): Data {
+    if (!this.fieldIndex) {
+      this.fieldIndex = new Map();
+      this.batch.schema.fields.forEach((f, i) => this.fieldIndex!.set(f.name, i));
+    }
+    const i = this.fieldIndex.get(name);
+    if (i === undefined) {
+      const available = this.batch.schema.fields.map((f) => f.name).join(', ');
+      throw new InvalidError(`unknown column "${name}" in filter; available columns: ${available}`);
+    }
+    return this.batch.data.children[i] as Data;
   }
 
   column(name: string): Vec {
     let v = this.columns.get(name);
     if (!v) {
-      if (!this.fieldIndex) {
-        this.fieldIndex = new Map();
-        this.batch.schema.fields.forEach((f, i) => this.fieldIndex!.set(f.name, i));
-      }
-      const i = this.fieldIndex.get(name);
-      if (i === undefined) {
-        const available = this.batch.schema.fields.map((f) => f.name).join(', ');
-        throw new InvalidError(`unknown column "${name}" in filter; available columns: ${available}`);
-      }
-      const data = this.batch.data.children[i] as Data;
+      const data = this.columnData(name);
       v = loadColumn(data, `column ${name} (${String(data.type)})`);
       this.columns.set(name, v);
     }
@@ -172,7 +208,7 @@ export function validityBytes(data: Data): Uint8Array | null {
   return unpackBits(bitmap, data.offset, data.length);
 }
 
-function unpackBits(bits: Uint8Array, offset: number, n: number): Uint8Array {
+export function unpackBits(bits: Uint8Array, offset: number, n: number): Uint8Array {
   const out = new Uint8Array(n);
   let i = 0;
   // Head until the bit position is byte-aligned, then whole bytes.
@@ -198,7 +234,7 @@ function unpackBits(bits: Uint8Array, offset: number, n: number): Uint8Array {
   return out;
 }
 
-function loadColumn(data: Data, label: string): Vec {
+export function loadColumn(data: Data, label: string): Vec {
   const domain = domainOf(data.type);
   if (!domain)
     throw new InvalidError(`${label} cannot be used in a filter (supported: integers, floats, strings, booleans, dates, timestamps)`);
@@ -208,22 +244,22 @@ function loadColumn(data: Data, label: string): Vec {
     case Type.Bool: {
       const values = unpackBits(data.values as Uint8Array, data.offset, n);
       if (validity) for (let i = 0; i < n; i++) values[i] &= validity[i];
-      return { tag: 'num', label, domain, validity, values };
+      return { tag: 'num', label, type: data.type, domain, validity, values };
     }
     case Type.Utf8:
-      return { tag: 'str', label, domain, validity, offsets: data.valueOffsets as Int32Array, bytes: data.values as Uint8Array };
+      return { tag: 'str', label, type: data.type, domain, validity, offsets: data.valueOffsets as Int32Array, bytes: data.values as Uint8Array };
     case Type.Dictionary: {
       const dictionary = data.dictionary!;
       const dict = concatStrings(dictionary.data as Data[], `${label} dictionary`);
       let indices = data.values as NumArray | BigInt64Array | BigUint64Array;
       if (indices instanceof BigInt64Array || indices instanceof BigUint64Array)
         indices = Float64Array.from(indices.subarray(0, n), Number);
-      return { tag: 'dict', label, domain, validity, indices, dict };
+      return { tag: 'dict', label, type: data.type, domain, validity, indices, dict };
     }
   }
   if (domain.storage === 'bigint')
-    return { tag: 'big', label, domain, validity, values: (data.values as BigInt64Array).subarray(0, n) };
-  return { tag: 'num', label, domain, validity, values: (data.values as NumArray).subarray(0, n) };
+    return { tag: 'big', label, type: data.type, domain, validity, values: (data.values as BigInt64Array).subarray(0, n) };
+  return { tag: 'num', label, type: data.type, domain, validity, values: (data.values as NumArray).subarray(0, n) };
 }
 
 /** One StrVec over one or more Utf8 chunks (a dictionary may be chunked). */
@@ -246,11 +282,11 @@ function concatStrings(chunks: Data[], label: string): StrVec {
     pos += p.offsets[m] - base;
     row += m;
   }
-  return { tag: 'str', label, domain: parts[0].domain, validity, offsets, bytes };
+  return { tag: 'str', label, type: parts[0].type, domain: parts[0].domain, validity, offsets, bytes };
 }
 
 /** A dictionary column decoded into plain strings (column-to-column comparisons only). */
-function materializeDict(v: DictVec, n: number): StrVec {
+export function materializeDict(v: DictVec, n: number): StrVec {
   const { indices, dict } = v;
   let total = 0;
   for (let i = 0; i < n; i++) {
@@ -273,7 +309,7 @@ function materializeDict(v: DictVec, n: number): StrVec {
     }
     offsets[i + 1] = pos;
   }
-  return { tag: 'str', label: v.label, domain: v.domain, validity, offsets, bytes };
+  return { tag: 'str', label: v.label, type: ARROW.text, domain: v.domain, validity, offsets, bytes };
 }
 
 /** Gathers a per-dictionary-entry predicate through the indices of a dictionary column. */
@@ -296,21 +332,27 @@ function gatherDict(v: DictVec, perEntry: Pred, n: number): Pred {
 // ---------------------------------------------------------------------------------------------
 // Node evaluation
 
-function evalNode(ctx: Context, e: Expr): Operand {
+export function evalNode(ctx: Context, e: Expr, sel: Uint8Array | null = null): Operand {
   switch (e.kind) {
     case 'column':
       return ctx.column(e.name);
     case 'literal':
-      return { tag: 'scalar', value: e.value, temporal: e.temporal, isParam: false, label: exprToString(e) };
+      return { tag: 'scalar', value: e.value, temporal: e.temporal, isParam: false, label: exprToString(e), float: e.float === true };
     case 'param':
       return { tag: 'scalar', value: ctx.param(e.index), isParam: true, label: `parameter $${e.index}` };
     case 'compare':
-      return compareOperands(ctx, evalNode(ctx, e.left), evalNode(ctx, e.right), e.op);
+      return compareOperands(ctx, evalNode(ctx, e.left, sel), evalNode(ctx, e.right, sel), e.op);
     case 'and':
     case 'or': {
       let acc: Pred | Scalar | undefined;
       for (const operand of e.operands) {
-        const p = predicateOrScalar(ctx, evalNode(ctx, operand), operand);
+        // An operand that can raise per row sees only the rows the ones before left undecided.
+        let s = sel;
+        if (acc !== undefined && hasValueNodes(operand)) {
+          s = undecided(ctx, acc, e.kind === 'and', sel);
+          if (s !== null && !anySet(s)) continue;
+        }
+        const p = predicateOrScalar(ctx, evalNode(ctx, operand, s), operand);
         acc = acc === undefined ? p : e.kind === 'and' ? kleeneAnd(ctx, acc, p) : kleeneOr(ctx, acc, p);
         // Stop once every row is decided: all FALSE for AND, all TRUE for OR.
         if (acc.tag === 'num' && !acc.validity && (e.kind === 'and' ? !anySet(acc.values) : allSet(acc.values))) break;
@@ -319,37 +361,65 @@ function evalNode(ctx: Context, e: Expr): Operand {
       return acc!;
     }
     case 'not': {
-      const p = predicateOrScalar(ctx, evalNode(ctx, e.operand), e.operand);
+      const p = predicateOrScalar(ctx, evalNode(ctx, e.operand, sel), e.operand);
       if (p.tag === 'scalar') return boolScalar(p.value === null ? null : !p.value);
       return kleeneNot(p);
     }
     case 'in':
-      return evalIn(ctx, e.operand, e.list, e.negated);
+      return evalIn(ctx, e.operand, e.list, e.negated, sel);
     case 'between': {
-      const x = evalNode(ctx, e.operand);
-      const lo = compareOperands(ctx, x, evalNode(ctx, e.low), '>=');
-      const hi = compareOperands(ctx, x, evalNode(ctx, e.high), '<=');
+      const x = evalNode(ctx, e.operand, sel);
+      const lo = compareOperands(ctx, x, evalNode(ctx, e.low, sel), '>=');
+      const hi = compareOperands(ctx, x, evalNode(ctx, e.high, sel), '<=');
       const r = kleeneAnd(ctx, lo, hi);
       if (!e.negated) return r;
       return r.tag === 'scalar' ? boolScalar(r.value === null ? null : !r.value) : kleeneNot(r);
     }
     case 'is':
-      return evalIs(ctx, e.operand, e.test, e.negated);
+      return evalIs(ctx, e.operand, e.test, e.negated, sel);
     case 'like':
-      return evalLike(ctx, e);
+      return evalLike(ctx, e, sel);
+    case 'arith':
+    case 'negate':
+    case 'call':
+    case 'case':
+    case 'cast':
+      return evalValueNode(ctx, e, sel);
   }
 }
 
-function boolScalar(value: boolean | null): Scalar {
+/**
+ * The rows of `sel` an AND (`and` true) or OR has not decided yet: not known FALSE (AND), not
+ * TRUE (OR). Null when every row of `sel` is undecided and `sel` is null.
+ */
+export function undecided(ctx: Context, acc: Pred | Scalar, isAnd: boolean, sel: Uint8Array | null): Uint8Array | null {
+  const n = ctx.n;
+  if (acc.tag === 'scalar') {
+    const decided = isAnd ? acc.value === false : acc.value === true;
+    return decided ? new Uint8Array(n) : sel;
+  }
+  const out = new Uint8Array(n);
+  const v = acc.values;
+  const valid = acc.validity;
+  if (isAnd) {
+    // Decided FALSE: known and 0.
+    if (valid) for (let i = 0; i < n; i++) out[i] = v[i] | (valid[i] ^ 1);
+    else for (let i = 0; i < n; i++) out[i] = v[i];
+  } else for (let i = 0; i < n; i++) out[i] = v[i] ^ 1;
+  if (sel) for (let i = 0; i < n; i++) out[i] &= sel[i];
+  return out;
+}
+
+export function boolScalar(value: boolean | null): Scalar {
   return { tag: 'scalar', value, isParam: false, label: value === null ? 'NULL' : String(value).toUpperCase() };
 }
 
-function pred(values: Uint8Array, validity: Uint8Array | null): Pred {
-  return { tag: 'num', label: 'a condition', domain: BOOL_DOMAIN, values, validity };
+export function pred(values: Uint8Array, validity: Uint8Array | null): Pred {
+  return { tag: 'num', label: 'a condition', type: ARROW.boolean, domain: BOOL_DOMAIN, values, validity };
 }
 
 /** A boolean operand as a canonical predicate vector or a boolean/NULL scalar. */
-function predicateOrScalar(ctx: Context, o: Operand, e: Expr): Pred | Scalar {
+export function predicateOrScalar(ctx: Context, o: Operand, e: Expr): Pred | Scalar {
   if (o.tag === 'scalar') {
     if (o.value === null || typeof o.value === 'boolean') return o;
     throw new InvalidError(`type mismatch: ${o.label} is used as a condition but is not a boolean (${exprToString(e)})`);
@@ -359,23 +429,23 @@ function predicateOrScalar(ctx: Context, o: Operand, e: Expr): Pred | Scalar {
   return o as Pred;
 }
 
-function asPredicate(ctx: Context, o: Operand, e: Expr): Pred {
+export function asPredicate(ctx: Context, o: Operand, e: Expr): Pred {
   const p = predicateOrScalar(ctx, o, e);
   return p.tag === 'scalar' ? fillPred(ctx.n, p.value as boolean | null) : p;
 }
 
-function fillPred(n: number, value: boolean | null): Pred {
+export function fillPred(n: number, value: boolean | null): Pred {
   const values = new Uint8Array(n);
   if (value === true) values.fill(1);
   return pred(values, value === null ? new Uint8Array(n) : null);
 }
 
-function anySet(a: Uint8Array): boolean {
+export function anySet(a: Uint8Array): boolean {
   for (let i = 0; i < a.length; i++) if (a[i] !== 0) return true;
   return false;
 }
 
-function allSet(a: Uint8Array): boolean {
+export function allSet(a: Uint8Array): boolean {
   for (let i = 0; i < a.length; i++) if (a[i] === 0) return false;
   return true;
 }
@@ -383,7 +453,7 @@ function allSet(a: Uint8Array): boolean {
 // ---------------------------------------------------------------------------------------------
 // Three-valued logic (values canonical: 0 where NULL)
 
-function kleeneNot(p: Pred): Pred {
+export function kleeneNot(p: Pred): Pred {
   const n = p.values.length;
   const out = new Uint8Array(n);
   const v = p.values;
@@ -393,7 +463,7 @@ function kleeneNot(p: Pred): Pred {
   return pred(out, valid);
 }
 
-function kleeneAnd(ctx: Context, a: Operand, b: Operand): Pred | Scalar {
+export function kleeneAnd(ctx: Context, a: Operand, b: Operand): Pred | Scalar {
   const pa = a as Pred | Scalar;
   const pb = b as Pred | Scalar;
   if (pa.tag === 'scalar' && pb.tag === 'scalar') {
@@ -428,7 +498,7 @@ function kleeneAnd(ctx: Context, a: Operand, b: Operand): Pred | Scalar {
   return pred(values, valid);
 }
 
-function kleeneOr(ctx: Context, a: Operand, b: Operand): Pred | Scalar {
+export function kleeneOr(ctx: Context, a: Operand, b: Operand): Pred | Scalar {
   const pa = a as Pred | Scalar;
   const pb = b as Pred | Scalar;
   if (pa.tag === 'scalar' && pb.tag === 'scalar') {
@@ -461,7 +531,7 @@ function ones(n: number): Uint8Array {
   return new Uint8Array(n).fill(1);
 }
 
-function andValidity(a: Uint8Array | null, b: Uint8Array | null): Uint8Array | null {
+export function andValidity(a: Uint8Array | null, b: Uint8Array | null): Uint8Array | null {
   if (!a) return b;
   if (!b) return a;
   const out = new Uint8Array(a.length);
@@ -470,7 +540,7 @@ function andValidity(a: Uint8Array | null, b: Uint8Array | null): Uint8Array | n
 }
 
 /** Finishes a comparison kernel's output: NULL rows get value 0. */
-function finish(values: Uint8Array, validity: Uint8Array | null): Pred {
+export function finish(values: Uint8Array, validity: Uint8Array | null): Pred {
   if (validity) for (let i = 0; i < values.length; i++) values[i] &= validity[i];
   return pred(values, validity);
 }
@@ -478,7 +548,7 @@ function finish(values: Uint8Array, validity: Uint8Array | null): Pred {
 // ---------------------------------------------------------------------------------------------
 // Comparisons
 
-function compareOperands(ctx: Context, l: Operand, r: Operand, op: CompareOp): Pred | Scalar {
+export function compareOperands(ctx: Context, l: Operand, r: Operand, op: CompareOp): Pred | Scalar {
   if (l.tag === 'scalar' && r.tag === 'scalar') return compareScalars(l, r, op);
   if (l.tag === 'scalar') return compareOperands(ctx, r, l, flipCompareOp(op));
   if (r.tag === 'scalar') return compareVecScalar(ctx, l, r, op);
@@ -630,9 +700,9 @@ function scalarNanos(s: Scalar): bigint {
 // ---------------------------------------------------------------------------------------------
 // IN, IS, LIKE
 
-function evalIn(ctx: Context, operandExpr: Expr, list: readonly Expr[], negated: boolean): Pred | Scalar {
-  const x = evalNode(ctx, operandExpr);
-  const items = list.map((e) => evalNode(ctx, e));
+function evalIn(ctx: Context, operandExpr: Expr, list: readonly Expr[], negated: boolean, sel: Uint8Array | null): Pred | Scalar {
+  const x = evalNode(ctx, operandExpr, sel);
+  const items = list.map((e) => evalNode(ctx, e, sel));
   let result: Pred | Scalar;
   if (x.tag === 'scalar' || items.some((i) => i.tag !== 'scalar')) {
     // General form: x = i1 OR x = i2 OR ...
@@ -681,8 +751,8 @@ function inConstants(ctx: Context, v: Vec, items: Scalar[]): Pred {
   return pred(p.values, p.values.slice());
 }
 
-function evalIs(ctx: Context, operandExpr: Expr, test: 'null' | 'true' | 'false', negated: boolean): Pred | Scalar {
-  const o = evalNode(ctx, operandExpr);
+function evalIs(ctx: Context, operandExpr: Expr, test: 'null' | 'true' | 'false', negated: boolean, sel: Uint8Array | null): Pred | Scalar {
+  const o = evalNode(ctx, operandExpr, sel);
   const n = ctx.n;
   if (test === 'null') {
     if (o.tag === 'scalar') return boolScalar((o.value === null) !== negated);
@@ -706,9 +776,9 @@ function evalIs(ctx: Context, operandExpr: Expr, test: 'null' | 'true' | 'false'
   return pred(out, null);
 }
 
-function evalLike(ctx: Context, e: LikeExpr): Pred | Scalar {
-  const x = evalNode(ctx, e.operand);
-  const pat = evalNode(ctx, e.pattern);
+function evalLike(ctx: Context, e: LikeExpr, sel: Uint8Array | null): Pred | Scalar {
+  const x = evalNode(ctx, e.operand, sel);
+  const pat = evalNode(ctx, e.pattern, sel);
   const op = e.caseInsensitive ? 'ILIKE' : 'LIKE';
   if (pat.tag !== 'scalar') throw new InvalidError(`${op} patterns must be a string literal or a parameter`);
   if (pat.value !== null && typeof pat.value !== 'string')

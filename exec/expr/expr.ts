@@ -1,14 +1,16 @@
 /**
- * Scalar expression trees: the values a WHERE clause is made of.
+ * Scalar expression trees: the values WHERE clauses, projections, GROUP BY keys and ORDER BY
+ * keys are made of.
  *
  * Nodes are immutable, frozen plain objects with a string `kind` (a discriminated union), made
  * only by the factory functions below — the same shape as the logical plan nodes, so a planner
  * rule can rewrite a filter with ordinary object spreads, and `visitExpr` makes a forgotten
  * node kind a compile error wherever an exhaustive visitor is written.
  *
- * The tree is untyped on purpose: `parseFilter` resolves names and checks types against an
- * Arrow schema (check.ts), and the evaluator coerces literals and `$n` parameters to the storage
- * type of the column they meet (evaluate.ts). Booleans are SQL three-valued throughout.
+ * The tree is untyped on purpose: `checkExpr` / `checkFilter` resolve names and check types
+ * against an Arrow schema, `inferType` gives a node's result type (check.ts, types.ts), and the
+ * evaluator coerces literals and `$n` parameters to the type they meet (evaluate.ts). Booleans
+ * are SQL three-valued throughout.
  */
 
 /** A literal as written: numbers (integers beyond 2^53 as bigint), strings, booleans, NULL. */
@@ -25,6 +27,12 @@ export interface LiteralExpr {
   readonly value: LiteralValue;
   /** Set for `DATE '...'` / `TIMESTAMP '...'`; the value is then the string as written. */
   readonly temporal?: 'date' | 'timestamp';
+  /**
+   * Set for a numeric literal written with a decimal point or an exponent (`2.0`, `1e3`): it is
+   * typed double precision even when its value is integral. Non-integral numbers are double
+   * precision anyway.
+   */
+  readonly float?: true;
 }
 export interface ParamExpr {
   readonly kind: 'param';
@@ -159,6 +167,11 @@ export function col(name: string): ColumnExpr {
 
 export function lit(value: LiteralValue, temporal?: 'date' | 'timestamp'): LiteralExpr {
   return Object.freeze(temporal ? { kind: 'literal', value, temporal } : { kind: 'literal', value });
+}
+
+/** A double-precision literal (`2.0`): typed Float64 even when the value is integral. */
+export function floatLit(value: number): LiteralExpr {
+  return Object.freeze({ kind: 'literal', value, float: true });
 }
 
 export function param(index: number): ParamExpr {
@@ -377,11 +390,22 @@ function quoteIdent(name: string): string {
   return /^[a-z_][a-z0-9_]*$/.test(name) ? name : `"${name.replace(/"/g, '""')}"`;
 }
 
-export function literalToSql(value: LiteralValue): string {
+export function literalToSql(value: LiteralValue, float = false): string {
   if (value === null) return 'NULL';
   if (typeof value === 'string') return `'${value.replace(/'/g, "''")}'`;
   if (typeof value === 'boolean') return value ? 'TRUE' : 'FALSE';
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) return `CAST('${Number.isNaN(value) ? 'NaN' : value > 0 ? 'Infinity' : '-Infinity'}' AS DOUBLE)`;
+    const s = String(value);
+    // Keep a double literal a double when it round-trips through SQL text (2.0, not 2).
+    return float && /^-?\d+$/.test(s) ? s + '.0' : s;
+  }
   return String(value);
+}
+
+/** Binding strength of an arithmetic operator (PostgreSQL: `* / %` over `+ -` over `||`). */
+function arithPrecedence(op: ArithOp): number {
+  return op === '*' || op === '/' || op === '%' ? 6 : op === '||' ? 5 : 5.5;
 }
 
 /** SQL text for an expression, parenthesised only where precedence needs it. */
@@ -392,7 +416,7 @@ export function exprToString(expr: Expr): string {
   };
   return visitExpr<string>(expr, {
     column: (e) => quoteIdent(e.name),
-    literal: (e) => (e.temporal ? `${e.temporal.toUpperCase()} ` : '') + literalToSql(e.value),
+    literal: (e) => (e.temporal ? `${e.temporal.toUpperCase()} ` : '') + literalToSql(e.value, e.float === true),
     param: (e) => `$${e.index}`,
     compare: (e) => `${p(e.left, 4)} ${e.op} ${p(e.right, 4)}`,
     and: (e) => e.operands.map((o) => p(o, 2)).join(' AND '),
@@ -404,17 +428,23 @@ export function exprToString(expr: Expr): string {
     like: (e) =>
       `${p(e.operand, 4)} ${e.negated ? 'NOT ' : ''}${e.caseInsensitive ? 'ILIKE' : 'LIKE'} ${p(e.pattern, 4)}` +
       (e.escape === '\\' ? '' : ` ESCAPE ${literalToSql(e.escape)}`),
-    // Multiplicative operators bind tighter than additive ones; both associate left.
+    // `* / %` bind tighter than `+ -`, which bind tighter than `||`; all associate left. An
+    // arithmetic operand of `||` is always parenthesised: node-sql-parser gives `||` the
+    // precedence of `*`, so `a || (b + c)` must not be printed as `a || b + c`.
     arith: (e) => {
-      const own = e.op === '*' || e.op === '/' || e.op === '%' ? 6 : 5;
+      const own = arithPrecedence(e.op);
       const side = (x: Expr, right: boolean) => {
         const s = exprToString(x);
-        const xp = x.kind === 'arith' ? (x.op === '*' || x.op === '/' || x.op === '%' ? 6 : 5) : PRECEDENCE[x.kind];
-        return xp < own || (right && xp === own) ? `(${s})` : s;
+        const xp = x.kind === 'arith' ? arithPrecedence(x.op) : PRECEDENCE[x.kind];
+        const paren = xp < own || (right && xp === own) || (x.kind === 'arith' && (e.op === '||') !== (x.op === '||'));
+        return paren ? `(${s})` : s;
       };
       return `${side(e.left, false)} ${e.op} ${side(e.right, true)}`;
     },
-    negate: (e) => `-${p(e.operand, 7)}`,
+    negate: (e) => {
+      const s = p(e.operand, 7);
+      return s.startsWith('-') ? `-(${s})` : `-${s}`;
+    },
     call: (e) =>
       e.name === 'array'
         ? `ARRAY[${e.args.map((a) => exprToString(a)).join(', ')}]`

@@ -1,10 +1,18 @@
 /**
- * Filter expressions: build (`col`, `lit`, `eq`, … or `parseFilter`), check against a schema
- * (`checkFilter`), evaluate over record batches (`evaluateFilter`), turn masks into row indices.
+ * The expression layer: build (`col`, `lit`, `eq`, `arith`, `call`, … or `parseFilter` /
+ * `exprFromAst` from SQL), check against a schema (`checkExpr`, `checkFilter`), type
+ * (`inferType`), evaluate over record batches (`evaluateFilter` → mask, `evaluatePredicate` →
+ * three-valued, `evaluateValue` → Arrow Data), turn masks into row indices.
  */
 export {
   and,
+  arith,
   between,
+  call,
+  cast,
+  caseWhen,
+  floatLit,
+  negate,
   childrenOf,
   col,
   columnsOf,
@@ -31,6 +39,14 @@ export {
   visitExpr,
 } from './expr.js';
 export type {
+  ArithExpr,
+  ArithOp,
+  CallExpr,
+  CaseExpr,
+  CaseWhen,
+  CastExpr,
+  NegateExpr,
+  SqlTypeName,
   AndExpr,
   BetweenExpr,
   ColumnExpr,
@@ -48,9 +64,22 @@ export type {
   OrExpr,
   ParamExpr,
 } from './expr.js';
-export { checkFilter, resolveField } from './check.js';
+export { castAllowed, checkExpr, checkFilter, inferType, resolveField } from './check.js';
+export type { CheckOptions } from './check.js';
 export { clearFilterCache, exprFromAst, filterCacheSize, parseFilter, parseFilterExpr } from './parse-filter.js';
+export type { ExprFromAstOptions } from './parse-filter.js';
 export { evaluateFilter, evaluatePredicate, validityBytes } from './evaluate.js';
+export { evaluateValue, hasValueNodes } from './values.js';
+export {
+  AGGREGATE_FUNCTIONS,
+  DATE_PART_FIELDS,
+  DATE_TRUNC_UNITS,
+  DISTANCE_FUNCTIONS,
+  isAggregateCall,
+  SCALAR_FUNCTIONS,
+} from './functions.js';
+export { ARROW, castTargetType, literalType, paramType, sqlKind, vectorType } from './types.js';
+export type { SqlKind } from './types.js';
 export { compileLike } from './like.js';
 export type { TriBoolVector } from './evaluate.js';
 export {

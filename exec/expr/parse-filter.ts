@@ -1,21 +1,26 @@
 /**
- * `parseFilter`: the text of a WHERE clause → a checked `Expr`.
+ * SQL text → `Expr`: `parseFilter` for the text of a WHERE clause (table.search filters), and
+ * `exprFromAst`, the converter from node-sql-parser's AST that whole statements (src/sql/) use
+ * for every expression, so there is one front end for both.
  *
- * The text is parsed as `SELECT * FROM t WHERE <text>` by node-sql-parser's PostgreSQL grammar
+ * A filter is parsed as `SELECT * FROM t WHERE <text>` by node-sql-parser's PostgreSQL grammar
  * (the only dialect with `$n` parameters; only that build is loaded, which costs ~60 ms once
  * instead of ~500 ms for all dialects). Parsing costs a few hundred µs, so the converted,
  * schema-independent tree is cached by text in a small LRU; name resolution and type checking
  * (check.ts) run on every call because the same text may meet different schemas.
  *
  * Anything the grammar accepts beyond a single boolean expression — a second statement after
- * `;`, ORDER BY / LIMIT / GROUP BY / UNION after the condition, subqueries, functions,
- * arithmetic — is rejected with an `InvalidError` naming it. Syntax errors keep the position
- * (line, column within the filter text) and drop the parser's list of 100+ expected tokens.
+ * `;`, ORDER BY / LIMIT / GROUP BY / UNION after the condition, subqueries — is rejected with an
+ * `InvalidError` naming it; value expressions (arithmetic, functions, CASE, CAST) are accepted
+ * and aggregates are rejected by the checker. Syntax errors keep the position (line, column
+ * within the filter text) and drop the parser's list of 100+ expected tokens.
  *
  * node-sql-parser quirks handled here: decimals come back as strings, integers beyond 2^53 as
  * `bigint` nodes holding text, negative ones beyond 2^53 as lossy numbers, `NOT (x)` as a
- * function named NOT, and string literals with ad-hoc backslash handling (see `prepareText`:
- * strings follow PostgreSQL's standard_conforming_strings — only `''` is an escape).
+ * function named NOT, AND and OR with equal precedence, `||` with the precedence of `*`
+ * (PostgreSQL: below `+`), and string literals with ad-hoc backslash handling (see
+ * `prepareSqlText`: strings follow PostgreSQL's standard_conforming_strings — only `''` is an
+ * escape; `$1::type` is parenthesised there because the parser drops the cast and what follows).
  */
 import type { Schema } from 'apache-arrow';
 import { InvalidError } from '../../src/errors.js';
@@ -23,18 +28,26 @@ import { checkFilter } from './check.js';
 import { prepareSqlText, sqlParser, sqlSyntaxError } from './sql-text.js';
 import {
   and,
+  arith,
+  type ArithOp,
   between,
+  call,
+  cast,
+  caseWhen,
   col,
   compare,
   type CompareOp,
   type Expr,
+  floatLit,
   inList,
   isTest,
   like,
   lit,
+  negate,
   not,
   or,
   param,
+  type SqlTypeName,
 } from './expr.js';
 
 const PREFIX = 'SELECT * FROM t WHERE ';
@@ -127,20 +140,94 @@ const COMPARE_OPS: Record<string, CompareOp> = {
 };
 
 function unsupported(what: string): InvalidError {
-  return new InvalidError(`${what} is not supported in filters`);
+  return new InvalidError(`${what} is not supported`);
+}
+
+export interface ExprFromAstOptions {
+  /**
+   * Called with the table qualifier of every qualified column reference (`t` for `t.x`), in
+   * source order. The returned `Expr` keeps only the column name, so a caller that allows
+   * qualifiers (a statement with `FROM t AS u`) checks them here.
+   */
+  readonly onQualifier?: (table: string, column: string) => void;
 }
 
 /**
  * Converts one node-sql-parser (PostgreSQL dialect) expression node into an `Expr`. `strings`
- * resolves the `'sN'` placeholders `parseFilterExpr` substitutes for string literals; without
+ * resolves the `'sN'` placeholders `prepareSqlText` substitutes for string literals; without
  * it string values are taken as the parser returned them.
+ *
+ * Value expressions map as: `+ - * / % ||` → `arith`; unary minus → `negate` (on a numeric
+ * literal it is folded into the literal); `f(…)` → `call` with the name in lower case (`NOT(x)`
+ * stays `not`); aggregates → `call` (`count(*)` with `star`, `count(DISTINCT x)` with
+ * `distinct`); `CASE` → `case`; `CAST(x AS t)` / `x::t` → `cast` with the canonical type name
+ * (`CAST('…' AS DATE|TIMESTAMP)` stays a temporal literal); `ARRAY[…]` → `call('array', …)`;
+ * `EXTRACT(f FROM x)` → `call('date_part', ['f', x])`. Decimal literals (`2.0`, `1e3`) are
+ * double precision (`LiteralExpr.float`).
  */
-export function exprFromAst(node: unknown, strings?: readonly string[]): Expr {
-  return new AstConverter(strings).convert(node);
+export function exprFromAst(node: unknown, strings?: readonly string[], options: ExprFromAstOptions = {}): Expr {
+  return new AstConverter(strings, options.onQualifier).convert(node);
+}
+
+const ARITH_OPS: Record<string, ArithOp> = { '+': '+', '-': '-', '*': '*', '/': '/', '%': '%', '||': '||' };
+
+/** Canonical names of the SQL type names CAST accepts (node-sql-parser spelling, upper case). */
+function castTarget(t: Node | undefined): SqlTypeName {
+  const name = String(t?.dataType ?? '').toUpperCase();
+  const len = typeof t?.length === 'number' ? t.length : undefined;
+  if (t?.array) throw new InvalidError(`CAST to an array type (${name.toLowerCase()}[]) is not supported`);
+  switch (name) {
+    case 'BIGINT':
+    case 'INT8':
+      return 'bigint';
+    case 'INT':
+    case 'INTEGER':
+    case 'INT4':
+      return len === 8 ? 'bigint' : len === 2 ? 'smallint' : 'int';
+    case 'SMALLINT':
+    case 'INT2':
+      return 'smallint';
+    case 'DOUBLE PRECISION':
+    case 'DOUBLE':
+    case 'FLOAT8':
+      return 'double';
+    case 'FLOAT':
+      // float4 / float(p ≤ 24) is real; float8, float(p > 24) and plain float are double.
+      return len !== undefined && len <= 24 && len !== 8 ? 'real' : 'double';
+    case 'REAL':
+    case 'FLOAT4':
+      return 'real';
+    case 'TEXT':
+    case 'VARCHAR':
+    case 'CHAR':
+    case 'CHARACTER':
+    case 'CHARACTER VARYING':
+    case 'STRING':
+      return 'text';
+    case 'BOOLEAN':
+    case 'BOOL':
+      return 'boolean';
+    case 'DATE':
+      return 'date';
+    case 'TIMESTAMP':
+    case 'TIMESTAMPTZ':
+    case 'DATETIME':
+      return 'timestamp';
+    case 'NUMERIC':
+    case 'DECIMAL':
+      throw new InvalidError(`type ${name.toLowerCase()} is not supported; use double precision or bigint`);
+    default:
+      throw new InvalidError(
+        `unknown type "${name.toLowerCase() || String(t?.dataType)}" in CAST; supported: bigint, int, smallint, double precision, real, text, boolean, date, timestamp`,
+      );
+  }
 }
 
 class AstConverter {
-  constructor(private readonly strings?: readonly string[]) {}
+  constructor(
+    private readonly strings?: readonly string[],
+    private readonly onQualifier?: (table: string, column: string) => void,
+  ) {}
 
   private str(value: unknown): string {
     const v = String(value);
@@ -156,11 +243,19 @@ class AstConverter {
     const n = node as Node;
     if (n.ast !== undefined || n.type === 'select') throw unsupported('a subquery');
     switch (n.type) {
-      case 'column_ref':
-        return col(columnName(n));
+      case 'column_ref': {
+        const name = columnName(n);
+        if (n.table != null && this.onQualifier) {
+          const q = typeof n.table === 'string' ? n.table : String(n.table.value ?? n.table);
+          this.onQualifier(q, name);
+        }
+        return col(name);
+      }
       case 'number':
-      case 'bigint':
-        return lit(numberLiteral(n.value));
+      case 'bigint': {
+        const v = numberLiteral(n.value);
+        return typeof v === 'number' && typeof n.value === 'string' && /[.eE]/.test(n.value) ? floatLit(v) : lit(v);
+      }
       case 'single_quote_string':
       case 'string':
         return lit(this.str(n.value));
@@ -183,10 +278,23 @@ class AstConverter {
         return this.unary(n);
       case 'function':
         return this.functionCall(n);
+      case 'aggr_func':
+        return this.aggregate(n);
       case 'binary_expr':
         return this.binary(n);
       case 'cast':
         return this.cast(n);
+      case 'case':
+        return this.caseExpr(n);
+      case 'array': {
+        const items = n.expr_list?.type === 'expr_list' && Array.isArray(n.expr_list.value) ? (n.expr_list.value as unknown[]) : [];
+        return call('array', items.map((x) => this.convert(x)));
+      }
+      case 'extract': {
+        const field = String(n.args?.field ?? '').toLowerCase();
+        if (!field) throw unsupported('this EXTRACT form');
+        return call('date_part', [lit(field), this.convert(n.args.source)]);
+      }
       case 'default':
         if (typeof n.value === 'string' && /^[eE]'/.test(n.value)) throw unsupported("an E'...' escape string");
         throw unsupported(`the expression ${String(n.value)}`);
@@ -194,10 +302,8 @@ class AstConverter {
         throw unsupported('a parenthesised list outside IN (...)');
       case 'interval':
         throw unsupported('INTERVAL');
-      case 'case':
-        throw unsupported('CASE');
-      case 'aggr_func':
-        throw unsupported(`the aggregate ${String(n.name)}()`);
+      case 'star':
+        throw unsupported('* here');
       default:
         throw unsupported(`an expression of type ${String(n.type)}`);
     }
@@ -208,12 +314,13 @@ class AstConverter {
     if (op === 'NOT') return not(this.convert(n.expr));
     if (op === '-' || op === '+') {
       const inner = this.convert(n.expr);
+      if (op === '+') return inner;
       if (inner.kind === 'literal' && (typeof inner.value === 'number' || typeof inner.value === 'bigint')) {
-        if (op === '+') return inner;
         const neg = -inner.value;
+        if (inner.float) return floatLit(neg as number);
         return lit(typeof neg === 'bigint' && neg >= BigInt(Number.MIN_SAFE_INTEGER) ? Number(neg) : neg);
       }
-      throw unsupported(`arithmetic (unary ${op})`);
+      return negate(inner);
     }
     throw unsupported(`the operator ${op}`);
   }
@@ -221,20 +328,114 @@ class AstConverter {
   private functionCall(n: Node): Expr {
     const parts = n.name?.name as { value?: string }[] | undefined;
     const name = parts?.map((p) => p.value).join('.') ?? String(n.name);
-    const args = (n.args?.value ?? []) as unknown[];
-    if (name.toUpperCase() === 'NOT' && args.length === 1) return not(this.convert(args[0]));
-    throw unsupported(`the function ${name}()`);
+    if (n.over) throw unsupported(`the window function ${name}() OVER (…)`);
+    const rawArgs = (n.args?.value ?? []) as Node[];
+    const upper = name.toUpperCase();
+    if (upper === 'NOT' && rawArgs.length === 1) return not(this.convert(rawArgs[0]));
+    // SQL-standard keyword forms: TRIM([LEADING|TRAILING|BOTH] [chars] FROM s), POSITION(a IN s).
+    const keyword = (x: Node | undefined) => (x?.type === 'origin' ? String(x.value).toLowerCase() : undefined);
+    if (upper === 'TRIM' && rawArgs.some((a) => keyword(a) !== undefined)) {
+      let fn = 'btrim';
+      let i = 0;
+      const side = keyword(rawArgs[0]);
+      if (side === 'leading' || side === 'trailing' || side === 'both') {
+        fn = side === 'leading' ? 'ltrim' : side === 'trailing' ? 'rtrim' : 'btrim';
+        i++;
+      }
+      let chars: Expr | undefined;
+      if (i < rawArgs.length && keyword(rawArgs[i]) !== 'from') chars = this.convert(rawArgs[i++]);
+      if (keyword(rawArgs[i]) === 'from') i++;
+      if (i !== rawArgs.length - 1) throw unsupported('this TRIM form');
+      const s = this.convert(rawArgs[i]);
+      return call(fn, chars ? [s, chars] : [s]);
+    }
+    if (upper === 'POSITION' && rawArgs.length === 3 && keyword(rawArgs[1]) === 'in')
+      return call('strpos', [this.convert(rawArgs[2]), this.convert(rawArgs[0])]);
+    if (rawArgs.some((a) => keyword(a) !== undefined)) throw unsupported(`this form of ${name}()`);
+    return call(name.toLowerCase(), rawArgs.map((a) => this.convert(a)));
+  }
+
+  private aggregate(n: Node): Expr {
+    const name = String(n.name).toLowerCase();
+    if (n.over) throw unsupported(`the window function ${name}() OVER (…)`);
+    if (n.filter) throw unsupported(`FILTER (WHERE …) on ${name}()`);
+    const a = n.args as Node | undefined;
+    if (a?.orderby) throw unsupported(`ORDER BY inside ${name}()`);
+    const distinct = String(a?.distinct ?? '').toUpperCase() === 'DISTINCT';
+    const e = a?.expr as Node | undefined;
+    if (e?.type === 'star') {
+      if (name !== 'count') throw new InvalidError(`${name}(*) is not valid; only count(*) takes *`);
+      return call('count', [], { star: true });
+    }
+    if (e == null) return call(name, [], { distinct });
+    const args = e.type === 'expr_list' && Array.isArray(e.value) ? (e.value as unknown[]) : [e];
+    return call(name, args.map((x) => this.convert(x)), { distinct });
   }
 
   private cast(n: Node): Expr {
-    const target = String(n.target?.[0]?.dataType ?? '').toUpperCase();
-    const inner = this.convert(n.expr);
-    if (inner.kind === 'literal' && typeof inner.value === 'string') {
-      if (target === 'DATE') return lit(inner.value, 'date');
-      if (target === 'TIMESTAMP' || target === 'TIMESTAMPTZ') return lit(inner.value, 'timestamp');
-      if (target === 'TEXT' || target === 'VARCHAR') return inner;
+    const targets = (n.target ?? []) as Node[];
+    if (targets.length === 0) throw unsupported('CAST without a type');
+    let e = this.convert(n.expr);
+    for (const t of targets) {
+      const to = castTarget(t);
+      if (e.kind === 'literal' && typeof e.value === 'string' && !e.temporal) {
+        // Typed string literals stay literals (as `DATE '…'` does).
+        if (to === 'date' || to === 'timestamp') {
+          e = lit(e.value, to);
+          continue;
+        }
+        if (to === 'text') continue;
+      }
+      e = cast(e, to);
     }
-    throw unsupported(`CAST to ${target || 'this type'}`);
+    return e;
+  }
+
+  private caseExpr(n: Node): Expr {
+    const operand = n.expr == null ? null : this.convert(n.expr);
+    const whens: { when: Expr; then: Expr }[] = [];
+    let otherwise: Expr | null = null;
+    for (const a of (n.args ?? []) as Node[]) {
+      if (a.type === 'when') whens.push({ when: this.convert(a.cond), then: this.convert(a.result) });
+      else if (a.type === 'else') otherwise = this.convert(a.result);
+      else throw unsupported(`a CASE branch of type ${String(a.type)}`);
+    }
+    if (whens.length === 0) throw new InvalidError('CASE needs at least one WHEN');
+    return caseWhen(operand, whens, otherwise);
+  }
+
+  /**
+   * node-sql-parser gives `||` the precedence of `*` and associates every arithmetic operator
+   * left; PostgreSQL binds `* / %` tighter than `+ -`, and those tighter than `||`. The
+   * unparenthesised chain is flattened in source order and rebuilt with those precedences.
+   */
+  private arithChain(root: Node): Expr {
+    const operands: Node[] = [];
+    const ops: ArithOp[] = [];
+    const walk = (x: Node, isRoot: boolean) => {
+      const op = x?.type === 'binary_expr' ? ARITH_OPS[String(x.operator)] : undefined;
+      if (op && (isRoot || !x.parentheses)) {
+        walk(x.left, false);
+        ops.push(op);
+        walk(x.right, false);
+      } else operands.push(x);
+    };
+    walk(root, true);
+    const prec = (op: ArithOp) => (op === '*' || op === '/' || op === '%' ? 3 : op === '||' ? 1 : 2);
+    const values: Expr[] = [this.convert(operands[0])];
+    const stack: ArithOp[] = [];
+    const reduce = () => {
+      const r = values.pop()!;
+      const l = values.pop()!;
+      values.push(arith(stack.pop()!, l, r));
+    };
+    ops.forEach((op, i) => {
+      while (stack.length > 0 && prec(stack[stack.length - 1]) >= prec(op)) reduce();
+      stack.push(op);
+      values.push(this.convert(operands[i + 1]));
+    });
+    while (stack.length > 0) reduce();
+    return values[0];
   }
 
   /**
@@ -279,6 +480,7 @@ class AstConverter {
       return not(this.convert({ ...n, left: { ...(left.args.value[0] as Node), parentheses: true } }));
     const cmp = COMPARE_OPS[op];
     if (cmp) return compare(cmp, this.convert(n.left), this.convert(n.right));
+    if (ARITH_OPS[String(n.operator)]) return this.arithChain(n);
     switch (op) {
       case 'AND':
       case 'OR':

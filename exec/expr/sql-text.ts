@@ -46,7 +46,9 @@ export interface Prepared {
  *   `ESCAPE '\'`;
  * - `-` directly before an integer of 16+ digits gets a space, because the parser turns
  *   `-9223372036854775808` into a lossy JS number but `- 9223372036854775808` into unary minus
- *   over an exact bigint.
+ *   over an exact bigint;
+ * - `$n` directly followed by `::` is parenthesised, because the parser reads `$1::int + 1` as
+ *   plain `$1` and silently drops the rest.
  * Quoted identifiers and comments are copied unchanged. Edits are kept to map error positions.
  */
 export function prepareSqlText(sql: string, where = 'SQL'): Prepared {
@@ -90,6 +92,11 @@ export function prepareSqlText(sql: string, where = 'SQL'): Prepared {
     } else if (c === '/' && sql[i + 1] === '*') {
       const j = sql.indexOf('*/', i + 2);
       copyUntil(j < 0 ? sql.length : j + 2);
+    } else if (c === '$' && /^\$\d+\s*::/.test(sql.slice(i, i + 40))) {
+      const m = /^\$\d+/.exec(sql.slice(i))![0];
+      edits.push({ origStart: i, origEnd: i + m.length, newStart: out.length, newEnd: out.length + m.length + 2 });
+      out += `(${m})`;
+      i += m.length;
     } else if (c === '$' && /[$A-Za-z_]/.test(sql[i + 1] ?? '')) {
       throw new InvalidError(`dollar-quoted strings are not supported in ${where}; use single quotes`);
     } else if (c === '-' && /^\d{16,}(?![\d.eE])/.test(sql.slice(i + 1, i + 40)) && !/[\w$]/.test(sql[i - 1] ?? '')) {
