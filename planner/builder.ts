@@ -428,20 +428,17 @@ class Builder {
     } else {
       input = this.select(s.select!);
       if (input.schema.fields.length !== target.length) throw new InvalidError(`INSERT … SELECT gives ${input.schema.fields.length} column(s) for ${target.length}`);
+      // Columns by position: the SELECT's last Project renames its internal columns; rename
+      // them to the target columns instead (output names may repeat, e.g. two `?column?`).
+      const last = input;
+      if (last.kind !== 'project') throw new InvalidError('INSERT … SELECT: unexpected plan shape');
       input = this.project(
-        input,
-        input.schema.fields.map((f, i) => ({ expr: col(f.name), name: target[i] })),
+        last.input,
+        last.items.map((item, i) => ({ expr: item.expr, name: target[i] })),
       );
     }
-    // Every table column, in table order: the given ones cast to the column type, others NULL.
-    const items: NamedExpr[] = info.schema.fields.map((f) => {
-      const i = target.indexOf(f.name);
-      if (i < 0) return { expr: lit(null), name: f.name };
-      return { expr: col(target[i]), name: f.name };
-    });
-    const checked = items.map((i) => ({ expr: i.expr.kind === 'column' ? checkExpr(i.expr, input.schema) : i.expr, name: i.name }));
-    const rows = node({ kind: 'project', input, items: checked, schema: info.schema }) as LogicalPlan;
-    return node({ kind: 'insert', table: info.name, input: rows, schema: COUNT_SCHEMA });
+    // The Insert node converts to the table's types (CAST's rules) and fills missing columns with NULL.
+    return node({ kind: 'insert', table: info.name, input, schema: COUNT_SCHEMA });
   }
 
   private delete(s: DeleteStatement): LogicalPlan {

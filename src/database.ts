@@ -6,7 +6,8 @@
  * region has at most one writer. Another process writing the same table claims the regions it
  * writes (fencing this one's writers for them); reads never claim anything.
  */
-import type { Schema } from 'apache-arrow';
+import type { RecordBatch, Schema, Table as ArrowTable } from 'apache-arrow';
+import { QueryEngine, type QueryOptions } from '../planner/query-engine.js';
 import { ClosedError, InvalidError } from './errors.js';
 import { GenerationCache } from './region/generation-cache.js';
 import { REGION_SPEC_IDS, type RegionSpec, validateRegionSpec } from './region/region-spec.js';
@@ -62,6 +63,7 @@ export class Database {
   private readonly catalog: Catalog;
   private readonly tables = new Map<string, Promise<Table>>();
   private closed = false;
+  private readonly engine = new QueryEngine(this);
 
   constructor(
     readonly store: ObjectStore,
@@ -123,6 +125,28 @@ export class Database {
     this.tables.delete(name);
     if (open) await (await open.catch(() => undefined))?.close().catch(() => {});
     await this.catalog.drop(name);
+  }
+
+  /**
+   * Runs one SQL statement and returns its result as an Arrow table (a statement that writes
+   * returns one row, `count`). `params` bind `$1`, `$2`, …; `options`: `nprobes` / `refine` for
+   * vector searches, `signal` to cancel. See the README's SQL reference.
+   */
+  async sql(text: string, params: readonly unknown[] = [], options: QueryOptions = {}): Promise<ArrowTable> {
+    this.checkOpen();
+    return this.engine.sql(text, params, options);
+  }
+
+  /** Runs one SQL statement and streams its result batches as the consumer pulls them. */
+  async *query(text: string, params: readonly unknown[] = [], options: QueryOptions = {}): AsyncGenerator<RecordBatch> {
+    this.checkOpen();
+    yield* this.engine.query(text, params, options);
+  }
+
+  /** Plans a statement without running it: its result schema and exec tree (Flight's GetFlightInfo, prepared statements). */
+  async prepare(text: string, params: readonly unknown[] = [], options: QueryOptions = {}) {
+    this.checkOpen();
+    return this.engine.prepare(text, params, options);
   }
 
   /** Flushes every table's MemTables to generations and releases the writers. */
