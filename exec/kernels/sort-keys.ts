@@ -255,12 +255,91 @@ export function rowComparator(keys: readonly KeyColumn[]): (a: number, b: number
   };
 }
 
-/** Row numbers 0..n-1 in sorted order (stable). */
+/** Below this many rows a comparison sort beats the radix passes' fixed cost. */
+const RADIX_MIN_ROWS = 2048;
+/** Digit width: 11 bits (2048 counters) stays in L1/L2; three passes per 32-bit word. */
+const RADIX_BITS = 11;
+
+/**
+ * Row numbers 0..n-1 in sorted order (stable). Keys without strings are radix-sorted (LSD,
+ * 11-bit digits over each double's order-preserving bit pattern, least significant key first;
+ * digits where every row agrees are skipped), which is several times faster than a comparator
+ * sort in V8; string keys use the comparator.
+ */
 export function sortedRowIndices(keys: readonly KeyColumn[], n: number): Uint32Array {
   const idx = new Uint32Array(n);
   for (let i = 0; i < n; i++) idx[i] = i;
   if (keys.length === 0 || n < 2) return idx;
+  if (n >= RADIX_MIN_ROWS && keys.every((k) => k.bytes === undefined)) return radixSortRows(keys, idx);
   return idx.sort(rowComparator(keys));
+}
+
+function radixSortRows(keys: readonly KeyColumn[], start: Uint32Array): Uint32Array {
+  const n = start.length;
+  // Row numbers move together with the key words they are sorted by, so every pass reads
+  // sequentially (reading digits through the row numbers is several times slower: cache misses).
+  let idx = start;
+  let idxTmp = new Uint32Array(n);
+  let lo = new Uint32Array(n);
+  let hi = new Uint32Array(n);
+  let loTmp = new Uint32Array(n);
+  let hiTmp = new Uint32Array(n);
+  const count = new Uint32Array(1 << RADIX_BITS);
+  const f64 = new Float64Array(1);
+  const u32 = new Uint32Array(f64.buffer);
+  const pass = (digits: Uint32Array, shift: number, mask: number) => {
+    count.fill(0);
+    for (let i = 0; i < n; i++) count[(digits[i] >>> shift) & mask]++;
+    if (count[(digits[0] >>> shift) & mask] === n) return; // every row has this digit
+    let sum = 0;
+    for (let d = 0; d <= mask; d++) {
+      const c = count[d];
+      count[d] = sum;
+      sum += c;
+    }
+    for (let i = 0; i < n; i++) {
+      const p = count[(digits[i] >>> shift) & mask]++;
+      idxTmp[p] = idx[i];
+      loTmp[p] = lo[i];
+      hiTmp[p] = hi[i];
+    }
+    let t = idx;
+    idx = idxTmp;
+    idxTmp = t;
+    t = lo;
+    lo = loTmp;
+    loTmp = t;
+    t = hi;
+    hi = hiTmp;
+    hiTmp = t;
+  };
+  const mask = (1 << RADIX_BITS) - 1;
+  for (let ki = keys.length - 1; ki >= 0; ki--) {
+    const k = keys[ki];
+    for (const arr of k.v2 ? [k.v2, k.v] : [k.v]) {
+      // Order-preserving bits of each double (-0 as 0), in the current row order: flip all bits
+      // of negatives, the sign bit of the rest.
+      for (let i = 0; i < n; i++) {
+        f64[0] = arr[idx[i]] + 0;
+        let h = u32[1];
+        let l = u32[0];
+        if (h & 0x80000000) {
+          h = ~h;
+          l = ~l;
+        } else h |= 0x80000000;
+        hi[i] = h;
+        lo[i] = l;
+      }
+      for (let shift = 0; shift < 32; shift += RADIX_BITS) pass(lo, shift, mask);
+      for (let shift = 0; shift < 32; shift += RADIX_BITS) pass(hi, shift, mask);
+    }
+    if (k.cls) {
+      const cls = k.cls;
+      for (let i = 0; i < n; i++) lo[i] = cls[idx[i]];
+      pass(lo, 0, 0xff);
+    }
+  }
+  return idx;
 }
 
 /** Bytes held by a key column's arrays (for memory budgets). */

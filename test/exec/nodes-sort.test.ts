@@ -104,3 +104,14 @@ test('PostgreSQL order on a hand-written column: NULLs last ASC / first DESC, Na
   // '' < 'B' < 'a' < 'b' < 'é' (U+00E9) < U+FFFD < 🙂 (U+1F642: after U+FFFD in code points, before it in UTF-16)
   t.deepEqual(await run(2, false), [3, 5, 4, 0, 2, 6, 7, 1]);
 });
+
+test('sort of ≥ 2048 rows (radix path) matches the reference for every non-string key type', async (t) => {
+  const kinds = ALL_KINDS.filter((k) => k !== 'utf8' && k !== 'dict');
+  for (let seed = 1; seed <= 16; seed++) {
+    const rng = new Rng(seed * 13);
+    const ks: ColKind[] = [rng.pick(kinds), rng.pick(kinds)];
+    await checkSort(t, seed * 31, ks, 2500 + rng.int(3000), seed % 2 ? 20 : 5000, (r) =>
+      [1, 2].slice(0, 1 + r.int(2)).map((column) => ({ column, descending: r.next() < 0.5, nullsFirst: r.next() < 0.3 ? r.next() < 0.5 : undefined })),
+    );
+  }
+});
