@@ -459,12 +459,17 @@ export async function runStatement(st: CorpusStatement, db: Database, duck: Duck
   return failures;
 }
 
-/** Runs the statements of one file; returns every failure. */
-export async function runFile(file: string, db: Database, duck: DuckDBConnection, verbose = false): Promise<{ ran: number; failures: string[] }> {
+/** Runs the statements of one file; returns every failure (a statement can fail on db.sql and db.query). */
+export async function runFile(file: string, db: Database, duck: DuckDBConnection, verbose = false): Promise<{ ran: number; failed: number; failures: string[] }> {
   const statements = loadCorpus([file]);
   const failures: string[] = [];
-  for (const st of statements) failures.push(...(await runStatement(st, db, duck, verbose)));
-  return { ran: statements.length, failures };
+  let failed = 0;
+  for (const st of statements) {
+    const f = await runStatement(st, db, duck, verbose);
+    if (f.length) failed++;
+    failures.push(...f);
+  }
+  return { ran: statements.length, failed, failures };
 }
 
 // ---------------------------------------------------------------------------------------------

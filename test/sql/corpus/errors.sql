@@ -181,7 +181,11 @@ SELECT CAST('abc' AS INT);
 -- error: 2021-13-45
 SELECT CAST('2021-13-45' AS DATE);
 
+-- A typed text branch: PostgreSQL would resolve an untyped literal 'a' to integer and fail on its input instead.
 -- error: case
+SELECT CASE WHEN qty > 1 THEN name ELSE 1 END FROM items;
+
+-- error: "a"
 SELECT CASE WHEN qty > 1 THEN 'a' ELSE 1 END FROM items;
 
 -- error: coalesce
