@@ -278,12 +278,12 @@ function radixSortRows(keys: readonly KeyColumn[], start: Uint32Array): Uint32Ar
   const n = start.length;
   // Row numbers move together with the key words they are sorted by, so every pass reads
   // sequentially (reading digits through the row numbers is several times slower: cache misses).
-  let idx = start;
-  let idxTmp = new Uint32Array(n);
-  let lo = new Uint32Array(n);
-  let hi = new Uint32Array(n);
-  let loTmp = new Uint32Array(n);
-  let hiTmp = new Uint32Array(n);
+  let idx: Uint32Array = start;
+  let idxTmp: Uint32Array = new Uint32Array(n);
+  let lo: Uint32Array = new Uint32Array(n);
+  let hi: Uint32Array = new Uint32Array(n);
+  let loTmp: Uint32Array = new Uint32Array(n);
+  let hiTmp: Uint32Array = new Uint32Array(n);
   const count = new Uint32Array(1 << RADIX_BITS);
   const f64 = new Float64Array(1);
   const u32 = new Uint32Array(f64.buffer);
