@@ -363,7 +363,7 @@ class AstConverter {
     if (a?.orderby) throw unsupported(`ORDER BY inside ${name}()`);
     const distinct = String(a?.distinct ?? '').toUpperCase() === 'DISTINCT';
     const e = a?.expr as Node | undefined;
-    if (e?.type === 'star') {
+    if (e?.type === 'star' || (e?.type === 'column_ref' && e.column === '*' && e.table == null)) {
       if (name !== 'count') throw new InvalidError(`${name}(*) is not valid; only count(*) takes *`);
       return call('count', [], { star: true });
     }

@@ -1733,8 +1733,9 @@ function vectorColumn(ctx: Context, e: Expr): VectorColumn | null {
   if (data.type.typeId !== Type.FixedSizeList) throw invalid(`column ${e.name} (${String(data.type)}) is not a vector column`);
   const dim = (data.type as FixedSizeList).listSize;
   const child = data.children[0] as Data;
-  const all = child.values as Float32Array;
-  const values = all.subarray(data.offset * dim, (data.offset + data.length) * dim);
+  // Arrow JS slices a FixedSizeList's child with it (offset × dim) and a primitive's values
+  // buffer with its offset, so row i starts at i × dim of the child's values.
+  const values = (child.values as Float32Array).subarray(0, data.length * dim);
   return { values, dim, validity: validityOf(data), label: `column ${e.name}` };
 }
 
