@@ -16,7 +16,7 @@
  */
 import { type DataType, Field, Float32 as Float32Type, Float64 as Float64Type, Int64, Schema, Utf8 } from 'apache-arrow';
 import { checkExpr, inferType } from '../exec/expr/index.js';
-import { and, col, columnsOf, type Expr, exprToString, lit, mapExpr } from '../exec/expr/expr.js';
+import { and, col, columnsOf, type Expr, exprToString, someNode } from '../exec/expr/expr.js';
 import { rewriteTopDown } from './expr-rewrite.js';
 import { InvalidError, NotFoundError } from '../src/errors.js';
 import type { IndexDef } from '../src/index/index-def.js';
@@ -71,22 +71,11 @@ export function isAggregate(e: Expr): boolean {
 }
 
 function containsAggregate(e: Expr): boolean {
-  if (isAggregate(e)) return true;
-  let found = false;
-  mapExpr(e, (x) => {
-    if (isAggregate(x)) found = true;
-    return x;
-  });
-  return found;
+  return someNode(e, isAggregate);
 }
 
 function containsCall(e: Expr, name: string): boolean {
-  let found = false;
-  mapExpr(e, (x) => {
-    if (x.kind === 'call' && x.name === name) found = true;
-    return x;
-  });
-  return found;
+  return someNode(e, (x) => x.kind === 'call' && x.name === name);
 }
 
 function splitAnd(e: Expr | null): Expr[] {
@@ -518,9 +507,9 @@ export function resolveColumn(info: TableInfo, name: string): Field {
 
 function findCalls(e: Expr, pred: (name: string) => boolean): Expr[] {
   const out: Expr[] = [];
-  mapExpr(e, (x) => {
+  someNode(e, (x) => {
     if (x.kind === 'call' && pred(x.name)) out.push(x);
-    return x;
+    return false;
   });
   return out;
 }
@@ -528,7 +517,7 @@ function findCalls(e: Expr, pred: (name: string) => boolean): Expr[] {
 /** Replaces pseudo-column references (`_distance` → the query's distance call). */
 function replacePseudo(e: Expr, pseudo: Record<string, Expr>, schema: Schema): Expr {
   if (Object.keys(pseudo).length === 0) return e;
-  return mapExpr(e, (x) => (x.kind === 'column' && pseudo[x.name] && !schema.fields.some((f) => f.name === x.name) ? pseudo[x.name] : x));
+  return rewriteTopDown(e, (x) => (x.kind === 'column' && pseudo[x.name] && !schema.fields.some((f) => f.name === x.name) ? pseudo[x.name] : undefined));
 }
 
 function checkExprSafe(e: Expr, schema: Schema): Expr {

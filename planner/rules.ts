@@ -19,9 +19,9 @@
  */
 import { type Data, type DataType, Field, Float32 as Float32Type, makeData, RecordBatch, Schema, Struct } from 'apache-arrow';
 import { evaluateValue } from '../exec/expr/index.js';
-import { and, col, columnsOf, type Expr, exprToString, lit, type LiteralValue, mapExpr } from '../exec/expr/expr.js';
+import { and, childrenOf, col, columnsOf, type Expr, exprToString, lit, type LiteralValue } from '../exec/expr/expr.js';
 import { type PlanOptions, type PlanningCatalog, requireTable, vectorCall } from './builder.js';
-import { rewriteTopDown } from './expr-rewrite.js';
+import { rewriteTopDown, withChildren } from './expr-rewrite.js';
 import { inputsOf, type LogicalPlan, node, type NamedExpr, type SortKey } from './logical-plan.js';
 
 export interface RuleContext {
@@ -65,40 +65,37 @@ const EMPTY_ROW = new RecordBatch(new Schema([]), makeData({ type: new Struct([]
 
 /** Folds constant sub-expressions (no columns, no match/aggregates/arrays) into literals. */
 export function foldExpr(e: Expr, params: readonly unknown[]): Expr {
-  const constant = (x: Expr): boolean => {
-    if (x.kind === 'column') return false;
-    if (x.kind === 'call' && (x.name === 'match' || x.name === 'array' || x.name === 'rrf' || x.star || ['count', 'sum', 'avg', 'min', 'max'].includes(x.name))) return false;
-    return columnsOf(x).length === 0 && !hasParamOrCall(x);
-  };
-  const fold = (x: Expr): Expr => {
-    if (x.kind === 'literal' || x.kind === 'param') return x;
-    if (constant(x)) {
-      const v = evaluateConstant(x, params);
-      if (v !== undefined) return v;
+  return foldWalk(e, params).expr;
+}
+
+const UNFOLDABLE_CALLS = new Set(['match', 'array', 'rrf', 'count', 'sum', 'avg', 'min', 'max']);
+
+/** One bottom-up pass: each node's children folded first, and whether the node is constant. */
+function foldWalk(x: Expr, params: readonly unknown[]): { expr: Expr; constant: boolean } {
+  switch (x.kind) {
+    case 'column':
+    case 'param':
+      return { expr: x, constant: false };
+    case 'literal':
+      // DATE '…' / TIMESTAMP '…' literals stay as written (their type is the point).
+      return { expr: x, constant: !x.temporal };
+    default: {
+      const kids = childrenOf(x);
+      let constant = !(x.kind === 'call' && (UNFOLDABLE_CALLS.has(x.name) || x.star));
+      let changed = false;
+      const folded = kids.map((k) => {
+        const r = foldWalk(k, params);
+        if (!r.constant) constant = false;
+        if (r.expr !== k) changed = true;
+        return r.expr;
+      });
+      const rebuilt = changed ? withChildren(x, folded) : x;
+      if (!constant) return { expr: rebuilt, constant: false };
+      const v = evaluateConstant(rebuilt, params);
+      // A constant that fails (1 / 0) or has no literal form stays for the rows to decide.
+      return v ? { expr: v, constant: true } : { expr: rebuilt, constant: false };
     }
-    return x;
-  };
-  // Top-down: the largest constant subtree is folded whole.
-  const walk = (x: Expr): Expr => {
-    const f = fold(x);
-    if (f !== x) return f;
-    return mapChildren(x, walk);
-  };
-  return walk(e);
-}
-
-function hasParamOrCall(x: Expr): boolean {
-  let found = false;
-  mapExpr(x, (y) => {
-    if (y.kind === 'param' || (y.kind === 'call' && ['match', 'array', 'rrf'].includes(y.name))) found = true;
-    if (y.kind === 'literal' && y.temporal) found = true; // keep DATE '…' literals as written
-    return y;
-  });
-  return found;
-}
-
-function mapChildren(x: Expr, f: (c: Expr) => Expr): Expr {
-  return rewriteTopDown(x, (y) => (y === x ? undefined : f(y)));
+  }
 }
 
 function evaluateConstant(x: Expr, params: readonly unknown[]): Expr | undefined {

@@ -285,24 +285,35 @@ export function visitExpr<R>(expr: Expr, visitor: ExprVisitor<R>): R {
 
 /** The direct children of a node, in evaluation order. */
 export function childrenOf(expr: Expr): readonly Expr[] {
-  return visitExpr<readonly Expr[]>(expr, {
-    column: () => [],
-    literal: () => [],
-    param: () => [],
-    compare: (e) => [e.left, e.right],
-    and: (e) => e.operands,
-    or: (e) => e.operands,
-    not: (e) => [e.operand],
-    in: (e) => [e.operand, ...e.list],
-    between: (e) => [e.operand, e.low, e.high],
-    is: (e) => [e.operand],
-    like: (e) => [e.operand, e.pattern],
-    arith: (e) => [e.left, e.right],
-    negate: (e) => [e.operand],
-    call: (e) => e.args,
-    case: (e) => [...(e.operand ? [e.operand] : []), ...e.whens.flatMap((w) => [w.when, w.then]), ...(e.otherwise ? [e.otherwise] : [])],
-    cast: (e) => [e.operand],
-  });
+  return visitExpr(expr, CHILDREN);
+}
+
+const NO_CHILDREN: readonly Expr[] = Object.freeze([]);
+/** One table for every call (planning walks expressions a lot; no visitor object per node). */
+const CHILDREN: ExprVisitor<readonly Expr[]> = {
+  column: () => NO_CHILDREN,
+  literal: () => NO_CHILDREN,
+  param: () => NO_CHILDREN,
+  compare: (e) => [e.left, e.right],
+  and: (e) => e.operands,
+  or: (e) => e.operands,
+  not: (e) => [e.operand],
+  in: (e) => [e.operand, ...e.list],
+  between: (e) => [e.operand, e.low, e.high],
+  is: (e) => [e.operand],
+  like: (e) => [e.operand, e.pattern],
+  arith: (e) => [e.left, e.right],
+  negate: (e) => [e.operand],
+  call: (e) => e.args,
+  case: (e) => [...(e.operand ? [e.operand] : []), ...e.whens.flatMap((w) => [w.when, w.then]), ...(e.otherwise ? [e.otherwise] : [])],
+  cast: (e) => [e.operand],
+};
+
+/** Whether `pred` holds for the expression or any node below it (without rebuilding anything). */
+export function someNode(expr: Expr, pred: (e: Expr) => boolean): boolean {
+  if (pred(expr)) return true;
+  for (const c of childrenOf(expr)) if (someNode(c, pred)) return true;
+  return false;
 }
 
 /** Rebuilds a node bottom-up with `fn` applied to every node after its children. */
@@ -332,12 +343,13 @@ export function mapExpr(expr: Expr, fn: (e: Expr) => Expr): Expr {
 /** Names of the columns an expression reads, in first-use order. */
 export function columnsOf(expr: Expr): string[] {
   const out = new Set<string>();
-  const walk = (e: Expr): void => {
-    if (e.kind === 'column') out.add(e.name);
-    else childrenOf(e).forEach(walk);
-  };
-  walk(expr);
+  collectColumns(expr, out);
   return [...out];
+}
+
+function collectColumns(e: Expr, out: Set<string>): void {
+  if (e.kind === 'column') out.add(e.name);
+  else for (const c of childrenOf(e)) collectColumns(c, out);
 }
 
 /** The highest `$n` an expression uses (0 when none). */
