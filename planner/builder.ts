@@ -16,7 +16,15 @@
  */
 import { type DataType, Field, Float32 as Float32Type, Float64 as Float64Type, Int64, Schema, Utf8 } from 'apache-arrow';
 import { checkExpr, inferType } from '../exec/expr/index.js';
-import { and, col, columnsOf, type Expr, exprToString, someNode } from '../exec/expr/expr.js';
+import { and, col, columnsOf, type Expr, exprToString as printExpr, someNode } from '../exec/expr/expr.js';
+
+/** Expressions are immutable: their SQL text (the builder's structural key) is computed once. */
+const texts = new WeakMap<Expr, string>();
+function exprToString(e: Expr): string {
+  let t = texts.get(e);
+  if (t === undefined) texts.set(e, (t = printExpr(e)));
+  return t;
+}
 import { rewriteTopDown } from './expr-rewrite.js';
 import { InvalidError, NotFoundError } from '../src/errors.js';
 import type { IndexDef } from '../src/index/index-def.js';

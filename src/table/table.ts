@@ -70,6 +70,8 @@ export class Table {
   private readonly trainingGate = new Map<string, { storedRows: number; vectors: number }>();
   /** An IVF-PQ training in progress (one at a time per table). */
   private trainingNow: Promise<void> | undefined;
+  /** Region ids of an unsharded or bucketed table (fixed by its spec; derived once). */
+  private staticRegionIds: string[] | undefined;
   /** Indexes whose createIndex is under way (training, building), by name. */
   private readonly creating = new Set<string>();
 
@@ -460,7 +462,7 @@ export class Table {
 
   private async regionIds(): Promise<string[]> {
     const spec = this.ctx.meta.region_spec;
-    if (spec.kind !== 'identity') return staticRegions(this.ctx.meta.table_id, spec).map((r) => r.regionId);
+    if (spec.kind !== 'identity') return (this.staticRegionIds ??= staticRegions(this.ctx.meta.table_id, spec).map((r) => r.regionId));
     const listed = await this.ctx.store.list(`${this.ctx.tableKey}/_regions/`);
     const ids = new Set(listed.map((o) => o.key.slice(o.key.lastIndexOf('/') + 1).replace(/\.json$/, '')));
     for (const id of this.writers.keys()) ids.add(id);
