@@ -162,7 +162,19 @@ class PhysicalPlanner {
         return this.createIndex(p);
       case 'drop_index':
         return new CommandExec(`drop index ${p.name}`, async () => {
-          throw new InvalidError(`DROP INDEX is not supported yet: indexes stay until the table is dropped (index ${p.name})`);
+          // Index names are unique per table; DROP INDEX names no table, so look in each.
+          const owners: Table[] = [];
+          for (const name of await this.ctx.host.tableNames()) {
+            const t = await this.ctx.host.openTable(name);
+            if (t.indexes.some((d) => d.name === p.name)) owners.push(t);
+          }
+          if (owners.length === 0) {
+            if (p.ifExists) return 0;
+            throw new NotFoundError(`index ${p.name} does not exist`);
+          }
+          if (owners.length > 1) throw new InvalidError(`index name ${p.name} is used by tables ${owners.map((t) => t.name).join(', ')}; drop the table's index through table.dropIndex`);
+          await owners[0].dropIndex(p.name);
+          return 1;
         });
       case 'explain':
         return new ExplainExec(this.plan(p.input), p.analyze);

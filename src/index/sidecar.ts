@@ -18,13 +18,24 @@ import { IvfPqIndex } from './vector/ivf-pq-index.js';
 
 /** Schema metadata key of an IVF-PQ sidecar: the model file its codes were made with. */
 export const SIDECAR_MODEL_KEY = 'quiver.ivf_pq.model';
+/**
+ * Schema metadata key of a full-text sidecar: the tokenizer options its postings were made with
+ * (JSON). An index dropped and created again under the same name with other options must not
+ * read the old postings; sidecars written before the key existed carry none and are trusted.
+ */
+export const SIDECAR_FTS_OPTIONS_KEY = 'quiver.fts.options';
+
+function ftsOptions(def: IndexDef): string {
+  return JSON.stringify({ stem: def.stem ?? true, stopWords: def.stopWords ?? false });
+}
 
 /** The sidecar table of `index`, labelled with what it needs to be read back safely. */
 export function sidecarOf(def: IndexDef, index: SourceIndex): Table {
   const table = index.toArrow();
-  if (def.type !== 'ivf_pq') return table;
+  if (def.type === 'scalar') return table;
   const metadata = new Map(table.schema.metadata);
-  metadata.set(SIDECAR_MODEL_KEY, def.model ?? '');
+  if (def.type === 'ivf_pq') metadata.set(SIDECAR_MODEL_KEY, def.model ?? '');
+  else metadata.set(SIDECAR_FTS_OPTIONS_KEY, ftsOptions(def));
   const schema = new Schema(table.schema.fields, metadata);
   return new ArrowTable(schema, table.batches.map((b) => new RecordBatch(schema, b.data)));
 }
@@ -37,8 +48,11 @@ export function indexFromSidecar(def: IndexDef, indexing: IndexingContext, table
       if (!model || table.schema.metadata.get(SIDECAR_MODEL_KEY) !== def.model) return undefined;
       return IvfPqIndex.fromArrow(model, table);
     }
-    case 'fts':
+    case 'fts': {
+      const made = table.schema.metadata.get(SIDECAR_FTS_OPTIONS_KEY);
+      if (made !== undefined && made !== ftsOptions(def)) return undefined;
       return InvertedIndex.fromArrow(table, { stem: def.stem, stopWords: def.stopWords });
+    }
     case 'scalar':
       return ScalarIndex.fromArrow(indexing.schema.stored.fields.find((f) => f.name === def.column)!.type, table);
   }

@@ -160,6 +160,12 @@ export class SourceIndexes {
     this.indexes.set(name, { def: p.def, index: (p.index ??= p.make()) });
   }
 
+  /** Removes an index (DROP INDEX), published or still being built. */
+  remove(name: string): void {
+    this.discard(name);
+    this.indexes.delete(name);
+  }
+
   /** Drops a build started by `addIndexAsync` that is not published yet. */
   discard(name: string): void {
     const p = this.pending.get(name);

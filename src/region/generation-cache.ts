@@ -51,6 +51,12 @@ export class GenerationCache {
     return gen;
   }
 
+  /** Calls `fn` with every generation loaded so far (DROP INDEX removes the index from each). */
+  async forEachLoaded(fn: (gen: LoadedGeneration) => void): Promise<void> {
+    const loaded = await Promise.allSettled([...this.entries.values()].map((e) => e.gen));
+    for (const r of loaded) if (r.status === 'fulfilled') fn(r.value);
+  }
+
   put(layout: RegionLayout, gen: LoadedGeneration): void {
     const key = this.key(layout, gen.folder);
     const entry = { gen: Promise.resolve(gen), bytes: 0 };

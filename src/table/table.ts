@@ -209,6 +209,37 @@ export class Table {
   }
 
   /**
+   * Drops an index by name: a new metadata version without it, and every MemTable and loaded
+   * generation of this process stops holding it. Its sidecars stay in flushed generations (read
+   * back only by an index of the same name whose model / tokenizer options match them) and its
+   * trained model file stays under `_indices/`. Other processes see the drop when they next open
+   * the table.
+   */
+  async dropIndex(name: string): Promise<IndexDef> {
+    this.checkOpen();
+    const def = this.ctx.indexing.defs.find((d) => d.name === name);
+    if (!def) throw new NotFoundError(`index ${name} does not exist on table ${this.name}`);
+    if (this.creating.has(name)) throw new InvalidError(`index ${name} is still being created`);
+    for (let attempt = 0; ; attempt++) {
+      const latest = await this.ctx.metaStore.readLatest();
+      if (!latest) throw new NotFoundError(`table ${this.name} has no metadata (dropped?)`);
+      const next = { ...latest.doc, indexes: (latest.doc.indexes ?? []).filter((d) => d.name !== name) };
+      try {
+        await this.ctx.metaStore.write(latest.version + 1, next);
+        this.ctx.meta = next;
+        break;
+      } catch (e) {
+        if (!isQuiverError(e, 'already_exists') || attempt >= 10) throw e;
+      }
+    }
+    this.ctx.indexing.setDefs(this.ctx.meta.indexes ?? []);
+    this.trainingGate.delete(name);
+    for (const { state } of await this.readStates()) for (const { memtable } of state.memtables) memtable.indexes?.remove(name);
+    await this.ctx.generations.forEachLoaded((g) => g.indexes.remove(name));
+    return def;
+  }
+
+  /**
    * Top-k search over a snapshot of the table: `{ vector: { column, query, metric? } }`,
    * `{ text: { column, query } }` or `{ key: { column?, eq | lower/upper | in } }`, with `k`
    * (default 10), `filter` (a SQL boolean expression), `nprobes`, `refine` (factor; 0 = off),

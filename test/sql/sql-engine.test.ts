@@ -182,3 +182,39 @@ test('SELECT without FROM, DISTINCT, GROUP BY with HAVING, ORDER BY alias and or
   ]);
   await db.close();
 });
+
+test('CREATE INDEX with a name and options, DROP INDEX, and creating it again with other options', async (t) => {
+  const store = new MemoryObjectStore();
+  let db = await connect('memory://', { store, writer: { maxWalFlushIntervalMs: 1 } });
+  await db.sql('CREATE TABLE d (id BIGINT PRIMARY KEY, body TEXT, year INT)');
+  await db.sql("INSERT INTO d VALUES (1, 'running foxes', 2020), (2, 'the runner', 2021)");
+  const table = await db.openTable('d');
+  await db.sql('CREATE INDEX body_idx ON d USING fts (body) WITH (stem = true)');
+  await table.flush();
+  await db.sql("INSERT INTO d VALUES (3, 'runs', 2022)");
+  const ids = async (sql: string) => plain(await db.sql(sql)).map((r) => r.id).sort();
+  // Stemmed: 'run' matches running, runner? (porter: running → run, runs → run; runner stays runner).
+  t.deepEqual(await ids("SELECT id FROM d WHERE match(body, 'run')"), [1, 3]);
+  t.deepEqual(plain(await db.sql('CREATE INDEX IF NOT EXISTS body_idx ON d USING fts (body)')), [{ count: 0 }]);
+  const dup = await t.throwsAsync(db.sql('CREATE INDEX other ON d USING fts (body)'));
+  t.regex(String(dup?.message), /already has a fts index \(body_idx\)/);
+  t.deepEqual(plain(await db.sql('DROP INDEX body_idx')), [{ count: 1 }]);
+  t.deepEqual(table.indexes.map((d) => d.name), []);
+  const gone = await t.throwsAsync(db.sql("SELECT id FROM d WHERE match(body, 'run')"));
+  t.regex(String(gone?.message), /no full-text index on column body/);
+  t.deepEqual(plain(await db.sql('DROP INDEX IF EXISTS body_idx')), [{ count: 0 }]);
+  const missing = await t.throwsAsync(db.sql('DROP INDEX body_idx'));
+  t.true(isQuiverError(missing, 'not_found'));
+  // The same name, other options: the old (stemmed) postings in memory and in the generation's
+  // sidecar must not be used.
+  await db.sql('CREATE INDEX body_idx ON d USING fts (body) WITH (stem = false)');
+  t.deepEqual(await ids("SELECT id FROM d WHERE match(body, 'run')"), []);
+  t.deepEqual(await ids("SELECT id FROM d WHERE match(body, 'runs')"), [3]);
+  // A fresh process reads the generation's sidecars (the stemmed one written before the drop is
+  // refused by its options, the index rebuilt from rows): still unstemmed.
+  await db.close();
+  db = await connect('memory://', { store });
+  t.deepEqual(await ids("SELECT id FROM d WHERE match(body, 'run')"), []);
+  t.deepEqual(await ids("SELECT id FROM d WHERE match(body, 'running')"), [1]);
+  await db.close();
+});
