@@ -18,6 +18,7 @@ import { type Hit, materialize, prepareSources, textHits } from '../../src/table
 import type { TableSnapshot } from '../../src/table/table.js';
 import { BaseExec, type ExecContext } from './exec-node.js';
 import { queryText } from './search-inputs.js';
+import { SCAN_BATCH_ROWS } from './source-scan.js';
 
 export interface FtsMatchParams {
   readonly column: string;
@@ -63,8 +64,11 @@ export class FtsMatchExec extends BaseExec {
   }
 
   protected async *run(ctx: ExecContext): AsyncGenerator<RecordBatch> {
-    const table = materialize(this.hits(ctx), this.snapshot.schema.user, this.columnIndexes, '_score');
-    yield* table.batches;
+    // Every match can be many rows: emitted in slices, each gathered only when pulled.
+    const hits = this.hits(ctx);
+    for (let i = 0; i < hits.length; i += SCAN_BATCH_ROWS) {
+      yield* materialize(hits.slice(i, i + SCAN_BATCH_ROWS), this.snapshot.schema.user, this.columnIndexes, '_score').batches;
+    }
   }
 
   explain(): string {
