@@ -29,6 +29,7 @@ import { rewriteTopDown } from './expr-rewrite.js';
 import { InvalidError, NotFoundError } from '../src/errors.js';
 import type { IndexDef } from '../src/index/index-def.js';
 import type { Metric } from '../src/index/vector/distance.js';
+import type { RegionSpec } from '../src/region/region-spec.js';
 import type {
   CreateIndexStatement,
   DeleteStatement,
@@ -119,7 +120,7 @@ class Builder {
       case 'delete':
         return this.delete(s);
       case 'create_table':
-        return node({ kind: 'create_table', table: s.table, columns: s.columns, primaryKey: s.primaryKey, ifNotExists: s.ifNotExists, schema: COUNT_SCHEMA });
+        return node({ kind: 'create_table', table: s.table, columns: s.columns, primaryKey: s.primaryKey, regionSpec: regionSpecOf(s.table, s.options), ifNotExists: s.ifNotExists, schema: COUNT_SCHEMA });
       case 'drop_table':
         return node({ kind: 'drop_table', tables: s.tables, ifExists: s.ifExists, schema: COUNT_SCHEMA });
       case 'create_index':
@@ -488,6 +489,29 @@ class Builder {
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
+
+/** CREATE TABLE's `WITH (region_spec = 'bucket' | 'identity' | 'unsharded', region_column = …, buckets = N)`. */
+function regionSpecOf(table: string, o: Readonly<Record<string, string | number | boolean>>): RegionSpec | undefined {
+  const known = ['region_spec', 'region_column', 'buckets'];
+  for (const k of Object.keys(o)) if (!known.includes(k)) throw new InvalidError(`CREATE TABLE ${table}: unknown option ${k} (known: ${known.join(', ')})`);
+  if (o.region_spec === undefined) {
+    if (o.region_column !== undefined || o.buckets !== undefined) throw new InvalidError(`CREATE TABLE ${table}: region_column and buckets need region_spec = 'bucket' or 'identity'`);
+    return undefined;
+  }
+  const column = o.region_column === undefined ? undefined : String(o.region_column);
+  switch (o.region_spec) {
+    case 'unsharded':
+      return { kind: 'unsharded' };
+    case 'bucket':
+      if (typeof o.buckets !== 'number') throw new InvalidError(`CREATE TABLE ${table}: region_spec = 'bucket' needs buckets = N`);
+      return { kind: 'bucket', column, buckets: o.buckets } as RegionSpec;
+    case 'identity':
+      if (!column) throw new InvalidError(`CREATE TABLE ${table}: region_spec = 'identity' needs region_column`);
+      return { kind: 'identity', column };
+    default:
+      throw new InvalidError(`CREATE TABLE ${table}: region_spec must be 'unsharded', 'bucket' or 'identity', got ${String(o.region_spec)}`);
+  }
+}
 
 /** PostgreSQL's output column name for an unaliased expression. */
 export function outputName(e: Expr): string {

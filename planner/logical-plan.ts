@@ -17,6 +17,7 @@ import type { Expr } from '../exec/expr/expr.js';
 import type { CreateIndexOptions } from '../src/index/index-def.js';
 import type { Metric } from '../src/index/vector/distance.js';
 import type { ColumnDefinition } from '../src/sql/statement.js';
+import type { RegionSpec } from '../src/region/region-spec.js';
 
 export interface NamedExpr {
   readonly expr: Expr;
@@ -168,6 +169,7 @@ export interface CreateTablePlan {
   readonly table: string;
   readonly columns: readonly ColumnDefinition[];
   readonly primaryKey: readonly string[];
+  readonly regionSpec: RegionSpec | undefined;
   readonly ifNotExists: boolean;
   readonly schema: Schema;
 }

@@ -41,6 +41,7 @@ import { EMPTY_ROW } from '../exec/nodes/empty-row.js';
 import { AlreadyExistsError, InvalidError, isQuiverError, NotFoundError } from '../src/errors.js';
 import { indexedConjuncts } from '../src/table/indexed-filter.js';
 import type { Table, TableSnapshot } from '../src/table/table.js';
+import type { RegionSpec } from '../src/region/region-spec.js';
 import { Field, Schema as ArrowSchema } from 'apache-arrow';
 import type { CreateIndexPlan, LogicalPlan, ScanPlan, SortKey, TextSearchPlan, VectorSearchPlan } from './logical-plan.js';
 import { inputsOf } from './logical-plan.js';
@@ -48,7 +49,7 @@ import { inputsOf } from './logical-plan.js';
 /** What the engine needs from a database: tables by name and the catalog operations. */
 export interface EngineHost {
   openTable(name: string): Promise<Table>;
-  createTable(name: string, schema: Schema, options: { primaryKey: string | string[] }): Promise<Table>;
+  createTable(name: string, schema: Schema, options: { primaryKey: string | string[]; regionSpec?: RegionSpec }): Promise<Table>;
   dropTable(name: string): Promise<void>;
   tableNames(): Promise<string[]>;
 }
@@ -138,7 +139,7 @@ class PhysicalPlanner {
         return new CommandExec(`create table ${p.table} (${p.columns.map((c) => `${c.name} ${c.typeText}`).join(', ')}, primary key (${p.primaryKey.join(', ')}))`, async () => {
           const schema = new ArrowSchema(p.columns.map((c) => new Field(c.name, c.type, !c.notNull)));
           try {
-            await this.ctx.host.createTable(p.table, schema, { primaryKey: [...p.primaryKey] });
+            await this.ctx.host.createTable(p.table, schema, { primaryKey: [...p.primaryKey], regionSpec: p.regionSpec });
             return 1;
           } catch (e) {
             if (p.ifNotExists && isQuiverError(e, 'already_exists')) return 0;

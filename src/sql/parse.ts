@@ -70,9 +70,16 @@ class StatementParser {
     if (lead[0] === 'EXPLAIN') return this.explain(body);
     if (lead[0] === 'CREATE' && (lead[1] === 'INDEX' || (lead[1] === 'UNIQUE' && lead[2] === 'INDEX'))) return this.createIndex(body);
     if (lead[0] === 'DROP' && lead[1] === 'INDEX') return this.dropIndex(body);
+    let parsed = body;
+    if (lead[0] === 'CREATE' && lead[1] === 'TABLE') {
+      // `CREATE TABLE … (…) WITH (region_spec = …)`: the options are Quiver's; the parser does not read them.
+      const w = this.tableOptions(body);
+      this.createOptions = w.options;
+      parsed = w.rest;
+    }
     let ast: unknown;
     try {
-      ast = sqlParser().astify(body, { database: 'PostgresQL' });
+      ast = sqlParser().astify(parsed, { database: 'PostgresQL' });
     } catch (e) {
       throw sqlSyntaxError(this.text, e, this.prepared, 0, 'SQL');
     }
@@ -83,6 +90,44 @@ class StatementParser {
 
   private expr(node: unknown): Expr {
     return exprFromAst(checkQualifiers(node, this.qualifiers), this.prepared.strings);
+  }
+
+  /** The `WITH (…)` options of a CREATE TABLE, taken off the text before the parser sees it. */
+  private createOptions: Record<string, string | number | boolean> = {};
+
+  /** Splits `CREATE TABLE … (columns) WITH (options)` into the text without the options, and them. */
+  private tableOptions(body: string): { rest: string; options: Record<string, string | number | boolean> } {
+    // The column list is the first parenthesised group; WITH may follow its closing parenthesis.
+    let depth = 0;
+    let close = -1;
+    for (let i = 0; i < body.length; i++) {
+      const c = body[i];
+      if (c === "'") i = body.indexOf("'", i + 1); // placeholders hold no quotes
+      else if (c === '(') depth++;
+      else if (c === ')' && --depth === 0) {
+        close = i;
+        break;
+      }
+    }
+    if (close < 0 || !/^\s*WITH\s*\(/i.test(body.slice(close + 1))) return { rest: body, options: {} };
+    const t = new Tokens(body, this.text, this.prepared, close + 1);
+    t.word('WITH');
+    t.punct('(');
+    const options: Record<string, string | number | boolean> = {};
+    for (;;) {
+      const key = t.ident('an option name').toLowerCase();
+      t.punct('=');
+      options[key] = t.value(this.prepared.strings);
+      if (t.peek() === ',') {
+        t.punct(',');
+        continue;
+      }
+      t.punct(')');
+      break;
+    }
+    t.end();
+    // Blank the options out (same length, so parser error positions still map to the user's text).
+    return { rest: body.slice(0, close + 1) + ' '.repeat(body.length - close - 1), options };
   }
 
   /** Names a column may be qualified with (the table and its alias). */
@@ -221,7 +266,8 @@ class StatementParser {
     if (columnPk.length > 1) throw new InvalidError(`table ${table}: more than one column says PRIMARY KEY; use PRIMARY KEY (a, b) for a composite key`);
     const primaryKey = tablePk ?? columnPk;
     if (primaryKey.length === 0) throw new InvalidError(`table ${table} needs a PRIMARY KEY (every Quiver table has one: a newer row with the same key replaces the older)`);
-    return { kind: 'create_table', table, ifNotExists: n.if_not_exists != null, columns, primaryKey };
+    if (n.table_options) throw new InvalidError(`table ${table}: table options other than WITH (region_spec = …, region_column = …, buckets = …) are not supported`);
+    return { kind: 'create_table', table, ifNotExists: n.if_not_exists != null, columns, primaryKey, options: this.createOptions };
   }
 
   // ------------------------------------------------------------------------------------------
@@ -327,11 +373,11 @@ function stripComments(text: string): string {
 
 /** A tiny tokenizer over the pre-processed text (string literals are `'sN'` placeholders). */
 class Tokens {
-  private pos = 0;
   constructor(
     private readonly body: string,
     private readonly original: string,
     private readonly prepared: Prepared,
+    private pos = 0,
   ) {}
 
   private skip(): void {

@@ -74,6 +74,8 @@ export interface CreateTableStatement {
   readonly columns: readonly ColumnDefinition[];
   /** From a column's PRIMARY KEY or a table-level PRIMARY KEY (…). */
   readonly primaryKey: readonly string[];
+  /** `WITH (region_spec = 'bucket', region_column = 'id', buckets = 8)`, keys lower-cased. */
+  readonly options: Readonly<Record<string, string | number | boolean>>;
 }
 
 export interface DropTableStatement {

@@ -218,3 +218,26 @@ test('CREATE INDEX with a name and options, DROP INDEX, and creating it again wi
   t.deepEqual(await ids("SELECT id FROM d WHERE match(body, 'running')"), [1]);
   await db.close();
 });
+
+test('CREATE TABLE … WITH (region_spec …): rows spread over regions, every query sees all of them once', async (t) => {
+  const db = await fresh();
+  await db.sql("CREATE TABLE r (id BIGINT PRIMARY KEY, v INT) WITH (region_spec = 'bucket', buckets = 4)");
+  const table = await db.openTable('r');
+  t.deepEqual(table.regionSpec, { kind: 'bucket', column: 'id', buckets: 4 });
+  await db.sql(`INSERT INTO r VALUES ${Array.from({ length: 200 }, (_, i) => `(${i}, ${i % 7})`).join(', ')}`);
+  await table.flush();
+  await db.sql('INSERT INTO r VALUES (5, 100), (250, 1)');
+  await db.sql('DELETE FROM r WHERE id IN (6, 7)');
+  t.deepEqual(plain(await db.sql('SELECT count(*) AS n, sum(v) AS s FROM r')), [{ n: 199, s: [...Array(200).keys()].filter((i) => i !== 6 && i !== 7 && i !== 5).reduce((a, i) => a + (i % 7), 0) + 100 + 1 }]);
+  const plan = Array.from((await db.sql('EXPLAIN SELECT id FROM r WHERE v = 3')).getChild('plan')!, String).join('\n');
+  t.regex(plan, /Union: 4 inputs/);
+  await db.sql("CREATE TABLE tenants (tenant TEXT, id INT, PRIMARY KEY (tenant, id)) WITH (region_spec = 'identity', region_column = 'tenant')");
+  await db.sql("INSERT INTO tenants VALUES ('a', 1), ('a', 2), ('b', 1)");
+  t.deepEqual(plain(await db.sql('SELECT tenant, count(*) AS n FROM tenants GROUP BY tenant ORDER BY tenant')), [{ tenant: 'a', n: 2 }, { tenant: 'b', n: 1 }]);
+  const bad = await t.throwsAsync(db.sql("CREATE TABLE x (id INT PRIMARY KEY) WITH (region_spec = 'hash')"));
+  t.regex(String(bad?.message), /region_spec must be 'unsharded', 'bucket' or 'identity'/);
+  const badKey = await t.throwsAsync(db.sql("CREATE TABLE x (id INT PRIMARY KEY, v INT) WITH (region_spec = 'identity', region_column = 'v')"));
+  t.regex(String(badKey?.message), /must be a primary-key column/);
+  t.deepEqual((await db.tableNames()).sort(), ['r', 'tenants']);
+  await db.close();
+});
