@@ -69,9 +69,13 @@ test('group commit by timer: with a write stuck in flight, gathered rows are wri
   const before = walPuts(store);
   const leader = table.put(docs([1], 1));
   const followers = Promise.all(range(2, 6).map((i) => table.put(docs([i], 1))));
-  await new Promise((r) => setTimeout(r, 120));
-  // The timer (an upper bound) wrote the followers' entry although the leader is still in flight.
-  t.is((await mem.list('docs/_mem_wal/')).filter((o) => o.key.includes('/wal/')).length >= 3, true);
+  // The timer (an upper bound) writes the followers' entry although the leader is still in
+  // flight: wait for it (the leader stays stuck until released, so only the timer can write it;
+  // the generous deadline only keeps a loaded machine from failing the test).
+  const walEntries = async () => (await mem.list('docs/_mem_wal/')).filter((o) => o.key.includes('/wal/')).length;
+  const deadline = Date.now() + 10_000;
+  while ((await walEntries()) < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  t.true((await walEntries()) >= 3);
   release();
   await Promise.all([leader, followers]);
   t.true(walPuts(store) - before >= 1);
