@@ -54,23 +54,31 @@ export abstract class SourceScanExec extends BaseExec {
         if (!all) for (let i = base + start; i < base + end; i++) count += allowed[i];
         else count = end - start;
         if (count === 0) continue;
-        yield count === batch.numRows ? this.project(batch) : this.take(batch, start, end, all ? undefined : allowed.subarray(base), count);
+        // A wholly selected range is a zero-copy slice; with no columns wanted (count(*)) only
+        // the row count matters; otherwise the selected rows are taken.
+        if (count === end - start) yield this.slice(batch, start, end);
+        else if (this.columnIndexes.length === 0) yield this.empty(count);
+        else yield this.take(batch, start, end, allowed.subarray(base), count);
       }
       base += batch.numRows;
     }
   }
 
-  private project(batch: RecordBatch): RecordBatch {
-    const children = this.columnIndexes.map((c) => batch.data.children[c]);
-    return new RecordBatch(this.schema, makeData({ type: new Struct(this.schema.fields), length: batch.numRows, nullCount: 0, children }));
+  private slice(batch: RecordBatch, start: number, end: number): RecordBatch {
+    const whole = start === 0 && end === batch.numRows;
+    const children = this.columnIndexes.map((c) => (whole ? batch.data.children[c] : batch.data.children[c].slice(start, end - start)));
+    return new RecordBatch(this.schema, makeData({ type: new Struct(this.schema.fields), length: end - start, nullCount: 0, children }));
   }
 
-  /** Rows [start, end) of `batch` where `mask` (indexed by batch row; undefined = all) is set. */
-  private take(batch: RecordBatch, start: number, end: number, mask: Uint8Array | undefined, count: number): RecordBatch {
+  private empty(count: number): RecordBatch {
+    return new RecordBatch(this.schema, makeData({ type: new Struct(this.schema.fields), length: count, nullCount: 0, children: [] }));
+  }
+
+  /** Rows [start, end) of `batch` where `mask` (indexed by batch row) is set. */
+  private take(batch: RecordBatch, start: number, end: number, mask: Uint8Array, count: number): RecordBatch {
     const indices = new Uint32Array(count);
     let o = 0;
-    if (!mask) for (let i = start; i < end; i++) indices[o++] = i;
-    else for (let i = start; i < end; i++) if (mask[i]) indices[o++] = i;
+    for (let i = start; i < end; i++) if (mask[i]) indices[o++] = i;
     const children = this.columnIndexes.map((c) => takeData(batch.data.children[c], indices));
     return new RecordBatch(this.schema, makeData({ type: new Struct(this.schema.fields), length: count, nullCount: 0, children }));
   }
