@@ -39,7 +39,7 @@ import { valuesBatch } from '../exec/nodes/values-rows.js';
 import { VectorKnnExec } from '../exec/nodes/vector-knn-exec.js';
 import { EMPTY_ROW } from '../exec/nodes/empty-row.js';
 import { AlreadyExistsError, InvalidError, isQuiverError, NotFoundError } from '../src/errors.js';
-import { indexedConjuncts } from '../src/table/indexed-filter.js';
+import { indexedConjuncts, primaryKeyValues } from '../src/table/indexed-filter.js';
 import type { Table, TableSnapshot } from '../src/table/table.js';
 import type { RegionSpec } from '../src/region/region-spec.js';
 import { Field, Schema as ArrowSchema } from 'apache-arrow';
@@ -212,12 +212,15 @@ class PhysicalPlanner {
   private scan(p: ScanPlan): ExecNode {
     const snapshot = this.snapshot(p.table);
     const columnIndexes = this.userIndexes(snapshot, p.columns);
-    const indexed = p.filter ? indexedConjuncts(p.filter, snapshot.indexes) : [];
+    const indexed = p.filter ? indexedConjuncts(p.filter, snapshot.indexes, this.ctx.params) : [];
+    const keyField = snapshot.schema.primaryKey.length === 1 ? snapshot.schema.user.fields[snapshot.schema.keyIndexes[0]] : undefined;
+    const byKey = p.filter && keyField ? primaryKeyValues(p.filter, keyField, this.ctx.params) !== undefined : false;
     const regions = snapshot.regions.map((region, r) => {
       const memtables = region.sources.length - region.generationCount;
       const scans: SourceScanExec[] = region.sources.map((source, s) => {
         const usesIndex = indexed.some((c) => source.indexes.index(c.def.name) !== undefined);
         const label = s < memtables ? (s === 0 ? 'active memtable' : `frozen memtable ${s}`) : `generation ${region.generationCount - (s - memtables)}`;
+        if (byKey) return new ScalarIndexScanExec(p.schema, columnIndexes, source.rowCount, `${label}, primary-key lookup on ${keyField!.name}`);
         if (usesIndex) return new ScalarIndexScanExec(p.schema, columnIndexes, source.rowCount, `${label}, index on ${indexed.map((c) => c.def.column).join(', ')}`);
         return s < memtables ? new MemTableScanExec(p.schema, columnIndexes, source.rowCount, label) : new GenerationScanExec(p.schema, columnIndexes, source.rowCount, label);
       });

@@ -6,7 +6,8 @@
  * rows only. The index only narrows: every candidate still goes through the evaluator, so SQL's
  * rules (NULLs, coercions) decide, never the index.
  */
-import { makeData, RecordBatch, Schema, Struct } from 'apache-arrow';
+import { type DataType, makeData, RecordBatch, Schema, Struct, Type } from 'apache-arrow';
+import type { KeyValue } from '../schema/primary-key.js';
 import { gatherData } from '../../exec/kernels/gather.js';
 import { columnsOf, type Expr, type LiteralValue } from '../../exec/expr/expr.js';
 import type { IndexDef } from '../index/index-def.js';
@@ -22,20 +23,24 @@ export const MAX_CANDIDATE_SHARE = 0.25;
 
 const FLIP: Record<string, '<' | '<=' | '>' | '>=' | '='> = { '<': '>', '<=': '>=', '>': '<', '>=': '<=', '=': '=' };
 
-/** Plain literal values an index may compare with (no parameters, no temporal literals). */
-function literal(e: Expr): { value: LiteralValue } | undefined {
+/** Plain values an index may compare with: literals and bound `$n` (no temporal literals, NULL or booleans). */
+function literal(e: Expr, params?: readonly unknown[]): { value: LiteralValue } | undefined {
+  if (e.kind === 'param') {
+    const v = params?.[e.index - 1];
+    return typeof v === 'number' || typeof v === 'bigint' || typeof v === 'string' ? { value: v } : undefined;
+  }
   if (e.kind !== 'literal' || e.temporal || e.value === null || typeof e.value === 'boolean') return undefined;
   return { value: e.value };
 }
 
-function conjunctLookup(e: Expr, byColumn: ReadonlyMap<string, IndexDef>): IndexedConjunct | undefined {
+function conjunctLookup(e: Expr, byColumn: ReadonlyMap<string, IndexDef>, params?: readonly unknown[]): IndexedConjunct | undefined {
   if (e.kind === 'compare') {
     let col = e.left;
-    let lit = literal(e.right);
+    let lit = literal(e.right, params);
     let op = e.op as string;
     if (col.kind !== 'column' || !lit) {
       col = e.right;
-      lit = literal(e.left);
+      lit = literal(e.left, params);
       op = FLIP[e.op] ?? '';
     }
     const def = col.kind === 'column' ? byColumn.get(col.name) : undefined;
@@ -55,24 +60,58 @@ function conjunctLookup(e: Expr, byColumn: ReadonlyMap<string, IndexDef>): Index
   }
   if (e.kind === 'between' && !e.negated && e.operand.kind === 'column') {
     const def = byColumn.get(e.operand.name);
-    const lo = literal(e.low);
-    const hi = literal(e.high);
+    const lo = literal(e.low, params);
+    const hi = literal(e.high, params);
     if (def && lo && hi) return { def, predicate: { op: 'range', lower: { value: lo.value, inclusive: true }, upper: { value: hi.value, inclusive: true } } };
   }
   if (e.kind === 'in' && !e.negated && e.operand.kind === 'column') {
     const def = byColumn.get(e.operand.name);
-    const values = e.list.map(literal);
+    const values = e.list.map((x) => literal(x, params));
     if (def && values.every((v) => v !== undefined)) return { def, predicate: { op: 'in', values: values.map((v) => v!.value) } };
   }
   return undefined;
 }
 
 /** The conjuncts of `filter` that a scalar index of `defs` can narrow. */
-export function indexedConjuncts(filter: Expr, defs: readonly IndexDef[]): IndexedConjunct[] {
+export function indexedConjuncts(filter: Expr, defs: readonly IndexDef[], params?: readonly unknown[]): IndexedConjunct[] {
   const byColumn = new Map(defs.filter((d) => d.type === 'scalar').map((d) => [d.column, d] as const));
   if (byColumn.size === 0) return [];
   const conjuncts = filter.kind === 'and' ? filter.operands : [filter];
-  return conjuncts.map((c) => conjunctLookup(c, byColumn)).filter((c): c is IndexedConjunct => c !== undefined);
+  return conjuncts.map((c) => conjunctLookup(c, byColumn, params)).filter((c): c is IndexedConjunct => c !== undefined);
+}
+
+/**
+ * Primary-key values a filter pins its rows to: `key = v` or `key IN (v, …)` AND-ed at the top,
+ * on a single-column integer or text key, as the key maps of liveness.ts hold them (64-bit
+ * integers within ±2^53 as numbers, text as strings). Every source keeps a map from each key to
+ * its newest position for liveness anyway, so such a filter needs one lookup per value and
+ * source — no scalar index, no pass over the rows. Undefined when the filter has no such
+ * conjunct or a value cannot be a key of that type (the filter then decides row by row).
+ */
+export function primaryKeyValues(filter: Expr, keyField: { name: string; type: DataType }, params?: readonly unknown[]): KeyValue[] | undefined {
+  const conjuncts = filter.kind === 'and' ? filter.operands : [filter];
+  const asKey = (e: Expr): KeyValue | undefined => {
+    const v = literal(e, params)?.value;
+    if (v === undefined) return undefined;
+    if (keyField.type.typeId === Type.Utf8) return typeof v === 'string' ? v : undefined;
+    if (keyField.type.typeId !== Type.Int || typeof v === 'string') return undefined;
+    const big = typeof v === 'bigint' ? v : typeof v === 'number' && Number.isSafeInteger(v) ? BigInt(v) : undefined;
+    if (big === undefined) return undefined;
+    const wide = (keyField.type as unknown as { bitWidth: number }).bitWidth === 64;
+    if (!wide) return big >= -(2n ** 31n) && big < 2n ** 31n ? Number(big) : undefined;
+    return big >= -(2n ** 53n) && big < 2n ** 53n ? Number(big) : big;
+  };
+  for (const c of conjuncts) {
+    let values: (KeyValue | undefined)[] | undefined;
+    if (c.kind === 'compare' && c.op === '=') {
+      if (c.left.kind === 'column' && c.left.name === keyField.name) values = [asKey(c.right)];
+      else if (c.right.kind === 'column' && c.right.name === keyField.name) values = [asKey(c.left)];
+    } else if (c.kind === 'in' && !c.negated && c.operand.kind === 'column' && c.operand.name === keyField.name) {
+      values = c.list.map(asKey);
+    }
+    if (values && values.every((v) => v !== undefined)) return values as KeyValue[];
+  }
+  return undefined;
 }
 
 /**

@@ -26,7 +26,8 @@ import { TopK } from '../index/vector/top-k.js';
 import type { IndexDef } from '../index/index-def.js';
 import { regionLiveness } from '../memtable/liveness.js';
 import { evaluateBatchesFrom, filteredRows } from './filter-memo.js';
-import { candidatePositions, indexedConjuncts, maskFromCandidates } from './indexed-filter.js';
+import { candidatePositions, indexedConjuncts, maskFromCandidates, primaryKeyValues } from './indexed-filter.js';
+import type { KeyValue } from '../schema/primary-key.js';
 import type { LiveState, LivenessCache, RegionLivenessSlot } from '../memtable/liveness.js';
 
 /** One searchable source of a snapshot. */
@@ -71,7 +72,9 @@ export function prepareSources(
   defs: readonly IndexDef[] = [],
 ): PreparedSource[] {
   const out: PreparedSource[] = [];
-  const conjuncts = filter ? indexedConjuncts(filter, defs) : [];
+  const conjuncts = filter ? indexedConjuncts(filter, defs, params) : [];
+  const keyField = keyIndexes.length === 1 ? regions[0]?.sources[0]?.batches[0]?.schema.fields[keyIndexes[0]] : undefined;
+  const keyValues = filter && keyField ? primaryKeyValues(filter, keyField, params) : undefined;
   const filterKey = filter ? memoKey(filter, params) : undefined;
   for (const region of regions) {
     const live = regionLiveness(region.sources, region.generationCount, keyIndexes, tombstoneIndex, region.cacheSlot, region.signature);
@@ -85,7 +88,14 @@ export function prepareSources(
       const evaluate = (batch: RecordBatch) => evaluateFilter(filter, batch, params as unknown[] | undefined);
       const evaluateRows = (from: number, mask: Uint8Array): number => {
         // From scratch, a scalar index may narrow the rows the filter has to see.
-        const candidates = from === 0 && conjuncts.length > 0 ? candidatePositions(conjuncts, (name) => source.indexes.index<ScalarIndex>(name), source.rowCount) : undefined;
+        const candidates =
+          from !== 0
+            ? undefined
+            : keyValues
+              ? keyCandidates(source, keyValues)
+              : conjuncts.length > 0
+                ? candidatePositions(conjuncts, (name) => source.indexes.index<ScalarIndex>(name), source.rowCount)
+                : undefined;
         if (candidates) {
           maskFromCandidates(source.batches, candidates, filter, evaluate, mask);
           return candidates.length;
@@ -97,6 +107,22 @@ export function prepareSources(
     });
   }
   return out;
+}
+
+/**
+ * Rows of a source that can hold the given primary keys: each key's newest position in the
+ * source, from the key map liveness keeps (see `primaryKeyValues`). Undefined when the map does
+ * not describe exactly this snapshot's rows (a late snapshot): the filter then reads every row.
+ */
+function keyCandidates(source: SearchSource, keys: readonly KeyValue[]): Uint32Array | undefined {
+  const own = source.cache.liveness;
+  if (!own || own.rowCount !== source.rowCount) return undefined;
+  const found: number[] = [];
+  for (const k of keys) {
+    const pos = own.positions.get(k);
+    if (pos !== undefined) found.push(pos);
+  }
+  return Uint32Array.from(new Set(found)).sort();
 }
 
 /** A filter and its parameter values as a string, or undefined when they cannot be named exactly. */
