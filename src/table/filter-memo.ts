@@ -56,6 +56,8 @@ export function filteredRows(
   key: string | undefined,
   rowCount: number,
   live: Uint8Array,
+  /** Live rows among [0, rowCount): when all are live, `allowed` is the filter's mask itself. */
+  liveCount: number,
   state: LiveState | undefined,
   evaluate: EvaluateRows,
 ): FilteredRows {
@@ -63,13 +65,20 @@ export function filteredRows(
   const at = key === undefined || !list ? -1 : list.findIndex((m) => m.key === key);
   let memo = at >= 0 ? list![at] : undefined;
   if (key === undefined || state === undefined || state.rows !== rowCount || (memo && memo.rows > rowCount)) {
-    return fresh(rowCount, live, evaluate);
+    return fresh(rowCount, live, liveCount, evaluate);
   }
   let filterRows = 0;
   if (!memo) {
     const mask = new Uint8Array(rowCount);
     filterRows = evaluate(0, mask);
-    memo = { key, rows: rowCount, mask, state, liveRows: 0, cleared: state.cleared.length, allowed: new Uint8Array(rowCount), allowedCount: 0 };
+    if (liveCount === rowCount) {
+      // Every row live: allowed = mask, shared until the live state changes (then it is copied).
+      let count = 0;
+      for (let i = 0; i < rowCount; i++) count += mask[i];
+      memo = { key, rows: rowCount, mask, state, liveRows: rowCount, cleared: state.cleared.length, allowed: mask, allowedCount: count };
+    } else {
+      memo = { key, rows: rowCount, mask, state, liveRows: 0, cleared: state.cleared.length, allowed: new Uint8Array(rowCount), allowedCount: 0 };
+    }
     if (!list) memos.set(owner, (list = []));
     list.unshift(memo);
     if (list.length > MAX_FILTERS_PER_SOURCE) list.pop();
@@ -81,6 +90,10 @@ export function filteredRows(
       filterRows = evaluate(memo.rows, memo.mask);
       memo.rows = rowCount;
     }
+  }
+  if (memo.allowed === memo.mask && (memo.state !== state || memo.cleared !== state.cleared.length || memo.liveRows < rowCount)) {
+    // The shared buffer is about to diverge from the mask.
+    memo.allowed = memo.mask.slice(0, memo.liveRows);
   }
   if (memo.state !== state || memo.liveRows > rowCount) {
     memo.state = state;
@@ -114,10 +127,14 @@ export function filteredRows(
   return { allowed: memo.allowed.subarray(0, rowCount), allowedCount: memo.allowedCount, filterRows };
 }
 
-function fresh(rowCount: number, live: Uint8Array, evaluate: EvaluateRows): FilteredRows {
+function fresh(rowCount: number, live: Uint8Array, liveCount: number, evaluate: EvaluateRows): FilteredRows {
   const mask = new Uint8Array(rowCount);
   const filterRows = evaluate(0, mask);
   let allowedCount = 0;
+  if (liveCount === rowCount) {
+    for (let i = 0; i < rowCount; i++) allowedCount += mask[i];
+    return { allowed: mask, allowedCount, filterRows };
+  }
   for (let i = 0; i < rowCount; i++) {
     const v = live[i] & mask[i];
     mask[i] = v;
@@ -140,8 +157,9 @@ export function evaluateBatchesFrom(batches: readonly RecordBatch[], from: numbe
   for (const batch of batches) {
     const end = base + batch.numRows;
     if (end > from) {
-      const passed = evaluate(batch);
-      for (let r = Math.max(0, from - base); r < batch.numRows; r++) mask[base + r] = passed[r] ? 1 : 0;
+      const passed = evaluate(batch); // 1 = TRUE, 0 = FALSE or NULL
+      const first = Math.max(0, from - base);
+      mask.set(first === 0 ? passed.subarray(0, batch.numRows) : passed.subarray(first, batch.numRows), base + first);
       evaluated += end - Math.max(base, from);
     }
     base = end;

@@ -102,7 +102,7 @@ export function prepareSources(
         }
         return evaluateBatchesFrom(source.batches, from, mask, evaluate);
       };
-      const { allowed, allowedCount, filterRows } = filteredRows(source.cache, filterKey, source.rowCount, liveRows, liveState, evaluateRows);
+      const { allowed, allowedCount, filterRows } = filteredRows(source.cache, filterKey, source.rowCount, liveRows, liveCount, liveState, evaluateRows);
       out.push({ source, live: liveRows, liveCount, liveState, allowed, allowedCount, filterRows });
     });
   }
