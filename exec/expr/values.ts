@@ -568,9 +568,19 @@ function sameType(a: DataType, b: DataType): boolean {
   return String(a) === String(b);
 }
 
-/** Round half away from zero (PostgreSQL's numeric rounding, DuckDB's for doubles). */
+/** Round half away from zero (PostgreSQL's numeric rounding, DuckDB's for doubles): `round()`. */
 function roundHalfAway(x: number): number {
   return x < 0 ? -Math.round(-x) : Math.round(x);
+}
+
+/**
+ * Round half to even (C's rint, what PostgreSQL and DuckDB do in float → integer casts):
+ * -0.5 → 0, 0.5 → 0, 1.5 → 2, 2.5 → 2. `Math.round` rounds half up; a tie that landed on an odd
+ * number goes one down instead. `r - x` is exact (|x| < 2^52 whenever it is fractional).
+ */
+export function roundHalfEven(x: number): number {
+  const r = Math.round(x);
+  return r - x === 0.5 && r % 2 !== 0 ? r - 1 : r;
 }
 
 function castToNumber(v: PlainVec, from: SqlKind, target: SqlKind, live: () => Uint8Array | null, n: number): Vec {
@@ -603,11 +613,12 @@ function castToNumber(v: PlainVec, from: SqlKind, target: SqlKind, live: () => U
     let bad = false;
     for (let i = 0; i < n; i++) {
       const x = src[i];
-      const r = x < 0 ? -Math.round(-x) : Math.round(x);
+      let r = Math.round(x);
+      if (r - x === 0.5 && r % 2 !== 0) r -= 1; // half to even (roundHalfEven, inlined)
       out[i] = r;
       if (!(r <= hi && r >= lo)) bad = true; // NaN too
     }
-    if (bad) checkRange(out, v, live(), n, lo, hi, target, (i) => roundHalfAway(src[i]));
+    if (bad) checkRange(out, v, live(), n, lo, hi, target, (i) => roundHalfEven(src[i]));
     return makeVec(target, out, v.validity);
   }
   let bad = false;
@@ -658,7 +669,7 @@ function castToBigint(v: PlainVec, from: SqlKind, live: () => Uint8Array | null,
   const float = isFloatKind(from);
   const l = live();
   for (let i = 0; i < n; i++) {
-    const r = float ? roundHalfAway(src[i]) : src[i];
+    const r = float ? roundHalfEven(src[i]) : src[i];
     if (r < SAFE && r > -SAFE) writeI64(oh.lo, oh.hi, i, r);
     else if (!l || l[i]) {
       if (!(r >= -9223372036854775808 && r < 9223372036854775808)) throw outOfRange('bigint');

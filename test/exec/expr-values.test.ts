@@ -363,9 +363,10 @@ test('evaluation is restricted to the rows that reach a CASE branch, an AND/OR o
 
 test('CAST between numbers: rounding half away from zero, range checks', (t) => {
   const first5 = Uint8Array.of(1, 1, 1, 1, 1, 0);
-  t.deepEqual(values('CAST(f AS int)', undefined, batch, first5), [2, 3, -3, null, 0, null]);
-  t.deepEqual(values('CAST(f AS bigint)', undefined, batch, first5), [2n, 3n, -3n, null, 0n, null]);
-  t.deepEqual(values('CAST(f AS smallint)', undefined, batch, first5), [2, 3, -3, null, 0, null]);
+  // Float → integer casts round half to even (PostgreSQL's rint; DuckDB too): 1.5 → 2, 2.5 → 2, -2.5 → -2.
+  t.deepEqual(values('CAST(f AS int)', undefined, batch, first5), [2, 2, -2, null, 0, null]);
+  t.deepEqual(values('CAST(f AS bigint)', undefined, batch, first5), [2n, 2n, -2n, null, 0n, null]);
+  t.deepEqual(values('CAST(f AS smallint)', undefined, batch, first5), [2, 2, -2, null, 0, null]);
   invalid(t, () => values('CAST(f AS int)'), /^integer out of range$/);
   invalid(t, () => values('CAST(f AS bigint)'), /^bigint out of range$/);
   invalid(t, () => values('CAST(i AS smallint)'), /^smallint out of range$/);
@@ -375,7 +376,34 @@ test('CAST between numbers: rounding half away from zero, range checks', (t) => 
   t.deepEqual(values('CAST(b AS double)'), [1, 9007199254740992, null, -9223372036854775807, 0, 4]);
   t.deepEqual(values('CAST(i AS real)', undefined, batch, first5), [1, 2, null, -7, 0, null]);
   t.deepEqual(values('CAST(9223372036854775807 AS bigint)'), Array(6).fill(9223372036854775807n));
-  t.deepEqual(values('CAST(2.5 AS int) + CAST(-2.5 AS int) * 10 + CAST(0.49999999999999994 AS int)'), Array(6).fill(3 - 30));
+  t.deepEqual(values('CAST(2.5 AS int) + CAST(-2.5 AS int) * 10 + CAST(0.49999999999999994 AS int)'), Array(6).fill(2 - 20));
+});
+
+test('float → integer casts round half to even (rint), round() half away from zero', (t) => {
+  // PostgreSQL's and DuckDB's casts: -0.5 → 0, 0.5 → 0, 1.5 → 2, 2.5 → 2, -1.5 → -2.
+  const cases: [string, number][] = [['-0.5', 0], ['0.5', 0], ['1.5', 2], ['2.5', 2], ['-1.5', -2], ['-2.5', -2], ['3.5', 4], ['2.4999', 2], ['-2.5001', -3], ['0.49999999999999994', 0]];
+  for (const [x, want] of cases) {
+    t.is(values(`CAST(${x} AS int)`)[0], want, `${x}::int`);
+    t.is(values(`CAST(${x} AS smallint)`)[0], want, `${x}::smallint`);
+    t.is(values(`CAST(${x} AS bigint)`)[0], BigInt(want), `${x}::bigint`);
+    t.is(values(`CAST(CAST(${x} AS real) AS int)`)[0], want, `${x}::real::int`); // the same ties in single precision
+  }
+  t.deepEqual(values('CAST(r AS int)'), [0, 1, null, -3, 2, 8]);
+  t.deepEqual(values('r::bigint'), [0n, 1n, null, -3n, 2n, 8n]);
+  t.deepEqual(values('CAST(f AS int)', undefined, batch, Uint8Array.of(1, 1, 1, 1, 1, 0)), [2, 2, -2, null, 0, null]);
+  // Exact near 2^52, where doubles still have halves.
+  t.is(values('CAST(4503599627370494.5 AS bigint)')[0], 4503599627370494n);
+  t.is(values('CAST(4503599627370495.5 AS bigint)')[0], 4503599627370496n);
+  // The range check applies to the rounded value.
+  t.is(values('CAST(-32768.5 AS smallint)')[0], -32768);
+  t.is(values('CAST(32766.5 AS smallint)')[0], 32766);
+  invalid(t, () => values('CAST(32767.5 AS smallint)'), /^smallint out of range$/);
+  invalid(t, () => values('CAST(-32769.5 AS smallint)'), /^smallint out of range$/);
+  t.is(values('CAST(-2147483648.5 AS int)')[0], -2147483648);
+  t.is(values('CAST(2147483646.5 AS int)')[0], 2147483646);
+  invalid(t, () => values('CAST(2147483647.5 AS int)'), /^integer out of range$/);
+  // round() keeps rounding half away from zero (DuckDB's round for doubles).
+  t.deepEqual([-2.5, -0.5, 0.5, 1.5, 2.5].map((x) => values(`round(CAST(${x} AS double))`)[0]), [-3, -1, 1, 2, 3]);
 });
 
 test('CAST text ↔ numbers, booleans, dates and timestamps; bad input is an error naming it', (t) => {
