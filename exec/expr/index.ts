@@ -68,8 +68,8 @@ export { castAllowed, checkExpr, checkFilter, inferType, resolveField } from './
 export type { CheckOptions } from './check.js';
 export { clearFilterCache, exprFromAst, filterCacheSize, parseFilter, parseFilterExpr } from './parse-filter.js';
 export type { ExprFromAstOptions } from './parse-filter.js';
-export { evaluateFilter, evaluatePredicate, validityBytes } from './evaluate.js';
-export { evaluateValue, hasValueNodes } from './values.js';
+export { evaluateFilter, evaluatePredicate, evaluateValue } from './evaluate.js';
+export { hasValueNodes, validityBytes } from './eval-context.js';
 export {
   AGGREGATE_FUNCTIONS,
   DATE_PART_FIELDS,

@@ -1,6 +1,6 @@
 /**
  * Comparison kernels: tight loops over Arrow typed arrays producing one byte per row (1 = the
- * comparison holds). They know nothing about NULLs or expressions — evaluate.ts masks NULL rows
+ * comparison holds). They know nothing about NULLs or expressions — compare.ts masks NULL rows
  * afterwards — so each is a single monomorphic pass that V8 compiles well.
  *
  * 64-bit integers (Int64, UInt64, Date64, Timestamp) are compared as two 32-bit halves read

@@ -1,11 +1,13 @@
 /**
  * Value expressions: arithmetic, unary minus, CAST, CASE and function calls, evaluated over a
- * batch into typed vectors (`evaluateValue` returns them as Arrow `Data`).
+ * batch into typed vectors (`evalValueNode`; evaluate.ts's `evaluateValue` returns them as Arrow
+ * `Data` through `operandToData`). Children are evaluated through the Context (`ctx.eval`), so
+ * this module never imports evaluate.ts (eval-context.ts says why).
  *
  * Why it looks like this: projections, ORDER BY keys and computed filter conditions run per
  * row, so every operator is a loop over typed arrays. Results have exactly the type the checker
  * infers for the node (`Context.typeOf`, check.ts/types.ts), so `evaluateValue`'s output type
- * always equals `inferType`'s. Representations are evaluate.ts's: NumVec (Int16Array, Int32Array,
+ * always equals `inferType`'s. Representations are eval-context.ts's: NumVec (Int16Array, Int32Array,
  * Float32Array, Float64Array, Date32 days in Int32Array, booleans as canonical 0/1 bytes), BigVec
  * (BigInt64Array for bigint and Timestamp(µs)), StrVec (UTF-8 offsets + bytes); a NULL constant
  * is a Scalar with value null. Constants are broadcast to the batch length where an operator
@@ -25,17 +27,15 @@
  *   magnitude (exact there) and falls back to BigInt per row otherwise; results are written as
  *   two 32-bit halves, so the common path allocates no BigInt.
  */
-import { type Data, type DataType, type FixedSizeList, makeData, type RecordBatch, Type } from 'apache-arrow';
+import { type Data, type DataType, type FixedSizeList, makeData, Type } from 'apache-arrow';
 import { InvalidError } from '../../src/errors.js';
 import { dotAt, l2At, normAt } from '../kernels/distance.js';
 import { domainOf } from './coerce.js';
 import { type CallExpr, type CaseExpr, type Expr, exprToString } from './expr.js';
+import { compareOperands } from './compare.js';
 import {
   type BigVec,
-  compareOperands,
-  Context,
-  evalNode,
-  kleeneAnd,
+  type Context,
   materializeDict,
   type NumVec,
   type Operand,
@@ -46,67 +46,19 @@ import {
   type StrVec,
   type Vec,
   type DictVec,
-} from './evaluate.js';
-
-type PlainVec = Exclude<Vec, DictVec>;
+} from './eval-context.js';
 import { AGGREGATE_FUNCTIONS } from './functions.js';
 import { compareBytes, type NumArray } from './kernels.js';
 import { daysFromCivil, parseDate, parseTimestampNanos } from './temporal.js';
 import { ARROW, isFloatKind, isIntKind, kindName, literalType, type SqlKind, sqlKind, vectorType } from './types.js';
+
+type PlainVec = Exclude<Vec, DictVec>;
 
 const TWO32 = 4294967296;
 const SAFE = 9007199254740992; // 2^53
 const US_PER_DAY = 86_400_000_000;
 const INT64_MIN = -(1n << 63n);
 const INT64_MAX = (1n << 63n) - 1n;
-
-// ---------------------------------------------------------------------------------------------
-// Which nodes can raise per row (memoised per node: expressions are immutable)
-
-const valueMemo = new WeakMap<Expr, boolean>();
-
-/** Whether `e` contains a value node (arith, negate, call, case, cast): only those can raise per row. */
-export function hasValueNodes(e: Expr): boolean {
-  let r = valueMemo.get(e);
-  if (r === undefined) {
-    switch (e.kind) {
-      case 'arith':
-      case 'negate':
-      case 'call':
-      case 'case':
-      case 'cast':
-        r = true;
-        break;
-      case 'column':
-      case 'literal':
-      case 'param':
-        r = false;
-        break;
-      case 'compare':
-        r = hasValueNodes(e.left) || hasValueNodes(e.right);
-        break;
-      case 'and':
-      case 'or':
-        r = e.operands.some(hasValueNodes);
-        break;
-      case 'not':
-      case 'is':
-        r = hasValueNodes(e.operand);
-        break;
-      case 'in':
-        r = hasValueNodes(e.operand) || e.list.some(hasValueNodes);
-        break;
-      case 'between':
-        r = hasValueNodes(e.operand) || hasValueNodes(e.low) || hasValueNodes(e.high);
-        break;
-      case 'like':
-        r = hasValueNodes(e.operand) || hasValueNodes(e.pattern);
-        break;
-    }
-    valueMemo.set(e, r);
-  }
-  return r;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Small helpers
@@ -302,11 +254,11 @@ function isVectorValue(v: unknown): boolean {
 export function evalValueNode(ctx: Context, e: Expr, sel: Uint8Array | null): Operand {
   switch (e.kind) {
     case 'arith':
-      return evalArith(ctx, e.op, typeOf(ctx, e), evalNode(ctx, e.left, sel), evalNode(ctx, e.right, sel), sel);
+      return evalArith(ctx, e.op, typeOf(ctx, e), ctx.eval(e.left, sel), ctx.eval(e.right, sel), sel);
     case 'negate':
-      return evalNegate(ctx, typeOf(ctx, e), evalNode(ctx, e.operand, sel), sel);
+      return evalNegate(ctx, typeOf(ctx, e), ctx.eval(e.operand, sel), sel);
     case 'cast': {
-      const o = evalNode(ctx, e.operand, sel);
+      const o = ctx.eval(e.operand, sel);
       if (isNullScalar(o)) return NULL_SCALAR;
       return asType(ctx, o, typeOf(ctx, e), sel)!;
     }
@@ -982,10 +934,10 @@ function evalCase(ctx: Context, e: CaseExpr, sel: Uint8Array | null): Operand {
   const remaining = sel ? sel.slice() : new Uint8Array(n).fill(1);
   const choice = new Int32Array(n).fill(-1);
   const branches: (Vec | null)[] = [];
-  const subject = e.operand ? evalNode(ctx, e.operand, sel) : null;
+  const subject = e.operand ? ctx.eval(e.operand, sel) : null;
   for (const w of e.whens) {
     if (!anyRow(remaining, n)) break;
-    const when = evalNode(ctx, w.when, remaining);
+    const when = ctx.eval(w.when, remaining);
     const cond = subject ? compareOperands(ctx, subject, when, '=') : predicateOrScalar(ctx, when, w.when);
     const take = new Uint8Array(n);
     if (cond.tag === 'scalar') {
@@ -996,7 +948,7 @@ function evalCase(ctx: Context, e: CaseExpr, sel: Uint8Array | null): Operand {
     }
     if (!anyRow(take, n)) continue;
     const k = branches.length;
-    branches.push(asType(ctx, evalNode(ctx, w.then, take), type, take));
+    branches.push(asType(ctx, ctx.eval(w.then, take), type, take));
     for (let i = 0; i < n; i++)
       if (take[i]) {
         choice[i] = k;
@@ -1005,7 +957,7 @@ function evalCase(ctx: Context, e: CaseExpr, sel: Uint8Array | null): Operand {
   }
   if (e.otherwise && anyRow(remaining, n)) {
     const k = branches.length;
-    branches.push(asType(ctx, evalNode(ctx, e.otherwise, remaining), type, remaining));
+    branches.push(asType(ctx, ctx.eval(e.otherwise, remaining), type, remaining));
     for (let i = 0; i < n; i++) if (remaining[i]) choice[i] = k;
   }
   return gather(type, branches, choice, n);
@@ -1018,7 +970,7 @@ function evalCoalesce(ctx: Context, e: CallExpr, type: DataType, sel: Uint8Array
   const branches: (Vec | null)[] = [];
   for (const arg of e.args) {
     if (!anyRow(need, n)) break;
-    const v = asType(ctx, evalNode(ctx, arg, need), type, need);
+    const v = asType(ctx, ctx.eval(arg, need), type, need);
     if (!v) continue;
     const k = branches.length;
     branches.push(v);
@@ -1087,7 +1039,7 @@ function evalCall(ctx: Context, e: CallExpr, sel: Uint8Array | null): Operand {
   if (name === 'coalesce') return evalCoalesce(ctx, e, type, sel);
   if (name === 'l2_distance' || name === 'cosine_distance' || name === 'dot_distance') return evalDistance(ctx, e, sel);
   if (name === 'array') return { tag: 'scalar', value: constVector(ctx, e), isParam: false, label: exprToString(e) };
-  const args = e.args.map((a) => evalNode(ctx, a, sel));
+  const args = e.args.map((a) => ctx.eval(a, sel));
   switch (name) {
     case 'concat':
       return evalConcat(ctx, args, sel);
@@ -1706,7 +1658,7 @@ function evalDateTrunc(ctx: Context, args: Operand[], sel: Uint8Array | null): V
 /** A constant query vector from a parameter, ARRAY[…] or a '[1, 2, 3]' literal; null for NULL. */
 function constVector(ctx: Context, e: Expr): Float32Array | null {
   if (e.kind === 'call' && e.name === 'array') {
-    const items = e.args.map((a) => evalNode(ctx, a));
+    const items = e.args.map((a) => ctx.eval(a));
     const out = new Float32Array(items.length);
     items.forEach((it, k) => {
       if (it.tag !== 'scalar') throw invalid('ARRAY[…] items must be constants');
@@ -1715,7 +1667,7 @@ function constVector(ctx: Context, e: Expr): Float32Array | null {
     });
     return out;
   }
-  const o = evalNode(ctx, e);
+  const o = ctx.eval(e);
   if (o.tag !== 'scalar') throw invalid(`${exprToString(e)} is not a constant vector`);
   const v = o.value;
   if (v === null) return null;
@@ -1860,24 +1812,4 @@ export function operandToData(ctx: Context, o: Operand, type: DataType, selectio
   }
   const data = v ? (v as NumVec | BigVec).values : kind === 'bigint' || kind === 'timestamp' ? new BigInt64Array(n) : newArray(kind, n);
   return makeData({ type: type as never, length: n, nullCount, nullBitmap, data: data as never });
-}
-
-// ---------------------------------------------------------------------------------------------
-// Entry point
-
-/**
- * Evaluates a checked expression (value or boolean) over `batch`: Arrow `Data` of exactly
- * `inferType(expr, batch.schema, params)`, length `batch.numRows`; boolean results keep SQL
- * NULLs as Arrow nulls. `params[0]` binds `$1`. With `selection` (one byte per row, 1 =
- * wanted) rows outside it are not evaluated for errors and come back NULL. A bare column is
- * returned as stored (its own Arrow type).
- */
-export function evaluateValue(expr: Expr, batch: RecordBatch, params: readonly unknown[] = [], selection?: Uint8Array): Data {
-  const ctx = new Context(batch, params, expr);
-  if (selection && selection.length !== ctx.n)
-    throw new RangeError(`selection has ${selection.length} entries for a batch of ${ctx.n} rows`);
-  const type = typeOf(ctx, expr);
-  if (expr.kind === 'column') return ctx.columnData(expr.name);
-  const o = evalNode(ctx, expr, selection ?? null);
-  return operandToData(ctx, o, type, selection ?? null);
 }

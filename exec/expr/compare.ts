@@ -1,0 +1,188 @@
+/**
+ * Comparisons (`=`, `<>`, `<`, `<=`, `>`, `>=`) between evaluated operands: a column or computed
+ * vector against a constant (converted once to the vector's storage, coerce.ts, so the loop
+ * compares raw typed-array values), two vectors, or two constants (folded once). BETWEEN, IN,
+ * CASE x WHEN and NULLIF are built on `compareOperands`.
+ *
+ * Type rules (check.ts enforces them statically, these loops again at run time): numbers with
+ * numbers (ints with floats numerically), strings with strings (UTF-8 byte order = code point
+ * order), booleans with booleans, dates with dates and timestamps with timestamps (a DATE or
+ * TIMESTAMP literal meets either). NULL on either side is NULL; floats follow IEEE 754 (NaN
+ * equals nothing, `<>` is true against NaN).
+ */
+import { InvalidError } from '../../src/errors.js';
+import {
+  classesComparable,
+  classOfValue,
+  isNumericClass,
+  isTemporalClass,
+  type StoredConstant,
+  toStored,
+} from './coerce.js';
+import {
+  andValidity,
+  boolScalar,
+  type BigVec,
+  type Context,
+  fillPred,
+  finish,
+  gatherDict,
+  materializeDict,
+  type NumVec,
+  type Operand,
+  type Pred,
+  type Scalar,
+  type Vec,
+} from './eval-context.js';
+import { type CompareOp, flipCompareOp } from './expr.js';
+import { cmpBigScalar, cmpNumScalar, cmpStrScalar, compareBytes, OP_TABLE, utf8 } from './kernels.js';
+import { dateObjectNanos, parseDate, parseTimestampNanos } from './temporal.js';
+
+export function compareOperands(ctx: Context, l: Operand, r: Operand, op: CompareOp): Pred | Scalar {
+  if (l.tag === 'scalar' && r.tag === 'scalar') return compareScalars(l, r, op);
+  if (l.tag === 'scalar') return compareOperands(ctx, r, l, flipCompareOp(op));
+  if (r.tag === 'scalar') return compareVecScalar(ctx, l, r, op);
+  return compareVecVec(ctx, l, r, op);
+}
+
+export function storedFor(v: Vec, s: Scalar): StoredConstant {
+  return toStored(s.value, v.domain, v.label, {
+    temporal: s.temporal,
+    allowRaw: s.isParam,
+    what: s.isParam ? s.label : undefined,
+  });
+}
+
+function compareVecScalar(ctx: Context, v: Vec, s: Scalar, op: CompareOp): Pred {
+  const n = ctx.n;
+  if (!s.isParam && isTemporalClass(v.domain.cls) && (typeof s.value === 'number' || typeof s.value === 'bigint'))
+    throw new InvalidError(`type mismatch: cannot compare ${v.label} with the number ${String(s.value)}`);
+  const c = storedFor(v, s);
+  if (c.t === 'null') return fillPred(n, null);
+  switch (v.tag) {
+    case 'num':
+      return finish(cmpNumScalar(v.values, (c as { v: number }).v, op, n), v.validity);
+    case 'big':
+      return finish(cmpBigScalar(v.values, v.domain.unsigned === true, c, op, n), v.validity);
+    case 'str':
+      return finish(cmpStrScalar(v.offsets, v.bytes, utf8(String((c as { v: string }).v)), op, n), v.validity);
+    case 'dict': {
+      const m = v.dict.offsets.length - 1;
+      const constant = utf8(String((c as { v: string }).v));
+      const perEntry = finish(cmpStrScalar(v.dict.offsets, v.dict.bytes, constant, op, m), v.dict.validity);
+      return gatherDict(v, perEntry, n);
+    }
+  }
+}
+
+function compareVecVec(ctx: Context, a: Vec, b: Vec, op: CompareOp): Pred {
+  const n = ctx.n;
+  if (!classesComparable(a.domain.cls, b.domain.cls))
+    throw new InvalidError(`type mismatch: cannot compare ${a.label} with ${b.label}`);
+  const validity = andValidity(a.validity, b.validity);
+  const out = new Uint8Array(n);
+  const t = OP_TABLE[op];
+  if (a.tag === 'dict') a = materializeDict(a, n);
+  if (b.tag === 'dict') b = materializeDict(b, n);
+  if (a.tag === 'str' && b.tag === 'str') {
+    const ao = a.offsets;
+    const bo = b.offsets;
+    for (let i = 0; i < n; i++) out[i] = t[compareBytes(a.bytes, ao[i], ao[i + 1], b.bytes, bo[i], bo[i + 1]) + 1];
+    return finish(out, validity);
+  }
+  if (a.tag === 'num' && b.tag === 'num' && a.domain.unitNanos === b.domain.unitNanos) {
+    const x = a.values;
+    const y = b.values;
+    switch (op) {
+      case '=':
+        for (let i = 0; i < n; i++) out[i] = x[i] === y[i] ? 1 : 0;
+        break;
+      case '<>':
+        for (let i = 0; i < n; i++) out[i] = x[i] !== y[i] ? 1 : 0;
+        break;
+      case '<':
+        for (let i = 0; i < n; i++) out[i] = x[i] < y[i] ? 1 : 0;
+        break;
+      case '<=':
+        for (let i = 0; i < n; i++) out[i] = x[i] <= y[i] ? 1 : 0;
+        break;
+      case '>':
+        for (let i = 0; i < n; i++) out[i] = x[i] > y[i] ? 1 : 0;
+        break;
+      case '>=':
+        for (let i = 0; i < n; i++) out[i] = x[i] >= y[i] ? 1 : 0;
+        break;
+    }
+    return finish(out, validity);
+  }
+  if (a.tag === 'big' && b.tag === 'big' && a.domain.unitNanos === b.domain.unitNanos) {
+    const x = a.values;
+    const y = b.values;
+    for (let i = 0; i < n; i++) {
+      const p = x[i];
+      const q = y[i];
+      out[i] = p < q ? t[0] : p > q ? t[2] : t[1];
+    }
+    return finish(out, validity);
+  }
+  // Mixed storage (64-bit with 32-bit, Date32 with Date64, different timestamp units): rare,
+  // so one general per-row path. Temporal values meet as nanoseconds; a float side makes the
+  // comparison a Number one; otherwise exact bigints.
+  const temporal = isTemporalClass(a.domain.cls);
+  const floating = isNumericClass(a.domain.cls) && (a.domain.cls === 'float' || b.domain.cls === 'float');
+  const read = (v: NumVec | BigVec): ((i: number) => number | bigint) => {
+    const vals = v.values;
+    if (floating) return (i) => Number(vals[i]);
+    const unit = temporal ? v.domain.unitNanos! : 1n;
+    return v.tag === 'big' ? (i) => (vals[i] as bigint) * unit : (i) => BigInt(vals[i] as number) * unit;
+  };
+  const ra = read(a as NumVec | BigVec);
+  const rb = read(b as NumVec | BigVec);
+  for (let i = 0; i < n; i++) {
+    const x = ra(i);
+    const y = rb(i);
+    out[i] = x < y ? t[0] : x > y ? t[2] : x === y ? t[1] : op === '<>' ? 1 : 0;
+  }
+  return finish(out, validity);
+}
+
+/** Both sides constant: folded once (mixed number/bigint compare exactly in JS). */
+function compareScalars(l: Scalar, r: Scalar, op: CompareOp): Scalar {
+  if (l.value === null || r.value === null) return boolScalar(null);
+  let x: unknown = l.value;
+  let y: unknown = r.value;
+  const cl = classOfValue(x, l.temporal);
+  const cr = classOfValue(y, r.temporal);
+  const temporalish = (c: unknown) => c === 'date' || c === 'timestamp';
+  if (temporalish(cl) || temporalish(cr)) {
+    x = scalarNanos(l);
+    y = scalarNanos(r);
+  } else if (cl === undefined || cr === undefined || !classesComparable(cl as never, cr as never)) {
+    throw new InvalidError(`type mismatch: cannot compare ${l.label} with ${r.label}`);
+  }
+  if (typeof x === 'string' && typeof y === 'string') {
+    const bx = utf8(x);
+    const by = utf8(y);
+    return boolScalar(OP_TABLE[op][compareBytes(bx, 0, bx.length, by, 0, by.length) + 1] === 1);
+  }
+  if (typeof x === 'boolean') x = x ? 1 : 0;
+  if (typeof y === 'boolean') y = y ? 1 : 0;
+  const a = x as number | bigint;
+  const b = y as number | bigint;
+  const res = a < b ? OP_TABLE[op][0] : a > b ? OP_TABLE[op][2] : a == b ? OP_TABLE[op][1] : op === '<>' ? 1 : 0;
+  return boolScalar(res === 1);
+}
+
+function scalarNanos(s: Scalar): bigint {
+  const v = s.value;
+  let nanos: bigint | undefined;
+  if (v instanceof Date) nanos = dateObjectNanos(v);
+  else if (typeof v === 'string') {
+    if (s.temporal === 'date') {
+      const d = parseDate(v);
+      nanos = d === undefined ? undefined : BigInt(d) * 86_400_000_000_000n;
+    } else nanos = parseTimestampNanos(v);
+  }
+  if (nanos === undefined) throw new InvalidError(`${s.label} is not a valid date or timestamp`);
+  return nanos;
+}
