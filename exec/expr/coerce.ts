@@ -11,7 +11,8 @@
  *
  * Type rules (also enforced statically by check.ts): numbers compare with numbers (ints with
  * floats numerically), strings with strings, booleans with booleans, dates and timestamps with
- * each other's literals and with strings that parse as ISO dates / timestamps (no offset = UTC).
+ * each other (columns, computed values and literals; a date is midnight of its day) and with
+ * strings that parse as ISO dates / timestamps (no offset = UTC).
  * Parameters may also pass a JS `Date`, and for date/timestamp columns a raw stored value
  * (number or bigint in the column's unit).
  */
@@ -79,9 +80,12 @@ export function isTemporalClass(c: ValueClass): boolean {
   return c === 'date' || c === 'timestamp';
 }
 
-/** Whether two column classes can be compared with each other. */
+/**
+ * Whether two column classes can be compared with each other: numbers with numbers, and dates
+ * with timestamps (the date as midnight of its day, as PostgreSQL promotes date to timestamp).
+ */
 export function classesComparable(a: ValueClass, b: ValueClass): boolean {
-  return a === b || (isNumericClass(a) && isNumericClass(b));
+  return a === b || (isNumericClass(a) && isNumericClass(b)) || (isTemporalClass(a) && isTemporalClass(b));
 }
 
 /** The class a literal or parameter value naturally has; undefined for unsupported JS values. */

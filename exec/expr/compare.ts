@@ -6,9 +6,9 @@
  *
  * Type rules (check.ts enforces them statically, these loops again at run time): numbers with
  * numbers (ints with floats numerically), strings with strings (UTF-8 byte order = code point
- * order), booleans with booleans, dates with dates and timestamps with timestamps (a DATE or
- * TIMESTAMP literal meets either). NULL on either side is NULL; floats follow IEEE 754 (NaN
- * equals nothing, `<>` is true against NaN).
+ * order), booleans with booleans, and dates and timestamps with each other — a date meets a
+ * timestamp as midnight (UTC) of that day, as PostgreSQL promotes date to timestamp. NULL on
+ * either side is NULL; floats follow IEEE 754 (NaN equals nothing, `<>` is true against NaN).
  */
 import { InvalidError } from '../../src/errors.js';
 import {
@@ -35,7 +35,7 @@ import {
   type Vec,
 } from './eval-context.js';
 import { type CompareOp, flipCompareOp } from './expr.js';
-import { cmpBigScalar, cmpNumScalar, cmpStrScalar, compareBytes, OP_TABLE, utf8 } from './kernels.js';
+import { cmpBigScalar, cmpNumScalar, cmpScaledNumBig, cmpStrScalar, compareBytes, OP_TABLE, utf8 } from './kernels.js';
 import { dateObjectNanos, parseDate, parseTimestampNanos } from './temporal.js';
 
 export function compareOperands(ctx: Context, l: Operand, r: Operand, op: CompareOp): Pred | Scalar {
@@ -125,10 +125,18 @@ function compareVecVec(ctx: Context, a: Vec, b: Vec, op: CompareOp): Pred {
     }
     return finish(out, validity);
   }
-  // Mixed storage (64-bit with 32-bit, Date32 with Date64, different timestamp units): rare,
-  // so one general per-row path. Temporal values meet as nanoseconds; a float side makes the
-  // comparison a Number one; otherwise exact bigints.
   const temporal = isTemporalClass(a.domain.cls);
+  // Date32 against a timestamp or Date64 (`updated > created`): the days scaled to the other
+  // side's unit, in doubles while exact.
+  if (temporal && a.tag !== b.tag && (a.tag === 'num' || b.tag === 'num')) {
+    const [d, ts, o] = a.tag === 'num' ? [a, b as BigVec, op] : [b as NumVec, a as BigVec, flipCompareOp(op)];
+    const ud = d.domain.unitNanos!;
+    const ut = ts.domain.unitNanos!;
+    if (ud % ut === 0n) return finish(cmpScaledNumBig(d.values, Number(ud / ut), ts.values as BigInt64Array, o, n), validity);
+  }
+  // Other mixed storage (64-bit with 32-bit, different timestamp units): rare, so one general
+  // per-row path. Temporal values meet as nanoseconds; a float side makes the comparison a
+  // Number one; otherwise exact bigints.
   const floating = isNumericClass(a.domain.cls) && (a.domain.cls === 'float' || b.domain.cls === 'float');
   const read = (v: NumVec | BigVec): ((i: number) => number | bigint) => {
     const vals = v.values;

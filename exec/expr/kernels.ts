@@ -200,3 +200,29 @@ export function inBigints(values: BigInt64Array | BigUint64Array, unsigned: bool
   for (let i = 0; i < n; i++) out[i] = set.has(values[i]) ? 1 : 0;
   return out;
 }
+
+/**
+ * `a[i] · scale` against the 64-bit `b[i]`, one byte per row (1 = `op` holds): a Date32 day
+ * against a timestamp (or Date64) in the latter's unit, `scale` being its units per day, so the
+ * date meets the timestamp as midnight of that day. Doubles while both sides are below 2^53 in
+ * magnitude (exact there: years 1685–2255 for microseconds), else BigInt for that row.
+ */
+export function cmpScaledNumBig(a: NumArray, scale: number, b: BigInt64Array, op: CompareOp, n: number): Uint8Array {
+  const out = new Uint8Array(n);
+  const [lt, eq, gt] = OP_TABLE[op];
+  const lo = new Uint32Array(b.buffer, b.byteOffset, n * 2);
+  const hi = new Int32Array(b.buffer, b.byteOffset, n * 2);
+  for (let i = 0, j = 0; i < n; i++, j += 2) {
+    const x = a[i] * scale;
+    const h = hi[j + 1];
+    if (h < 2097152 && h >= -2097152 && x < 9007199254740992 && x > -9007199254740992) {
+      const y = h * 4294967296 + lo[j];
+      out[i] = x < y ? lt : x > y ? gt : eq;
+    } else {
+      const bx = BigInt(a[i]) * BigInt(scale);
+      const by = b[i];
+      out[i] = bx < by ? lt : bx > by ? gt : eq;
+    }
+  }
+  return out;
+}
