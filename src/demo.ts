@@ -1,12 +1,13 @@
 /**
- * `npm start` (until the Flight server exists): a short tour of the write path on a real
+ * `quiver demo`: a short tour of the write path on a real
  * directory. It creates a table (if absent), writes through the region writer with durable
  * acks, updates and deletes some keys, closes (flushing a generation), reopens, scans, and
  * prints what it did and what is on storage.
  */
 import { Field, FixedSizeList, Float32, Int64, makeData, makeVector, Schema, Table, Utf8, vectorFromArray } from 'apache-arrow';
 import { connect, type ConnectOptions } from './quiver.js';
-import { formatRows } from './format.js';
+import { resultWriter, stringSink } from './cli/output.js';
+import { plainStyle } from './cli/style.js';
 import type { RecordBatch } from 'apache-arrow';
 
 const DIM = 8;
@@ -54,5 +55,10 @@ export async function runDemo(data: string, options: ConnectOptions, log: (line:
   await reopened.close();
   const shown = batches.map((b) => b.select(['id', 'body']) as unknown as RecordBatch);
   log('reopened and scanned:');
-  log(formatRows(shown, 'table').trimEnd());
+  const sink = stringSink();
+  const writer = resultWriter('table', sink, { style: plainStyle, width: Infinity });
+  await writer.begin(shown[0]?.schema ?? demoSchema.select(['id', 'body']));
+  for (const b of shown) await writer.batch(b);
+  await writer.end();
+  log(sink.text().trimEnd());
 }

@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 
 const run = promisify(execFile);
-const bin = fileURLToPath(new URL('../bin/quiver.js', import.meta.url));
+const bin = fileURLToPath(new URL('../../bin/quiver.js', import.meta.url));
 
 async function quiver(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
@@ -47,10 +47,10 @@ test('errors: unknown table exits 1 with a clear message; bad usage exits 2', as
   try {
     const missing = await quiver(['scan', 'nope', '--data', dir]);
     t.is(missing.code, 1);
-    t.regex(missing.stderr, /NotFoundError: table nope does not exist/);
+    t.regex(missing.stderr, /^quiver: not_found: table nope does not exist/m);
     const bad = await quiver(['frobnicate']);
     t.is(bad.code, 2);
-    t.regex(bad.stderr, /unknown command frobnicate/);
+    t.regex(bad.stderr, /unknown command 'frobnicate'/);
     t.is((await quiver(['scan', 'x', '--format', 'xml', '--data', dir])).code, 2);
   } finally {
     rmSync(dir, { recursive: true, force: true });
