@@ -43,6 +43,11 @@ export abstract class SourceScanExec extends BaseExec {
     if (prepared.filterRows !== undefined) this.metrics.extra.filterRows = prepared.filterRows;
     if (prepared.allowedCount === 0) return;
     const { allowed, source } = prepared;
+    if (this.columnIndexes.length === 0) {
+      // No column wanted (count(*)): the number of rows is all there is to emit.
+      for (let left = prepared.allowedCount; left > 0; left -= SCAN_BATCH_ROWS) yield this.empty(Math.min(left, SCAN_BATCH_ROWS));
+      return;
+    }
     const all = prepared.allowedCount === source.rowCount;
     let base = 0;
     for (const batch of source.batches) {
@@ -54,10 +59,8 @@ export abstract class SourceScanExec extends BaseExec {
         if (!all) for (let i = base + start; i < base + end; i++) count += allowed[i];
         else count = end - start;
         if (count === 0) continue;
-        // A wholly selected range is a zero-copy slice; with no columns wanted (count(*)) only
-        // the row count matters; otherwise the selected rows are taken.
+        // A wholly selected range is a zero-copy slice; otherwise the selected rows are taken.
         if (count === end - start) yield this.slice(batch, start, end);
-        else if (this.columnIndexes.length === 0) yield this.empty(count);
         else yield this.take(batch, start, end, allowed.subarray(base), count);
       }
       base += batch.numRows;
