@@ -49,19 +49,25 @@ export abstract class SourceScanExec extends BaseExec {
       return;
     }
     const all = prepared.allowedCount === source.rowCount;
+    // One pass per range: the selected rows' indices (reused scratch), then a slice or a take.
+    const scratch = all ? undefined : new Uint32Array(Math.min(SCAN_BATCH_ROWS, source.rowCount));
     let base = 0;
     for (const batch of source.batches) {
       const n = Math.min(batch.numRows, source.rowCount - base);
       if (n <= 0) break;
       for (let start = 0; start < n; start += SCAN_BATCH_ROWS) {
         const end = Math.min(n, start + SCAN_BATCH_ROWS);
-        let count = 0;
-        if (!all) for (let i = base + start; i < base + end; i++) count += allowed[i];
-        else count = end - start;
-        if (count === 0) continue;
-        // A wholly selected range is a zero-copy slice; otherwise the selected rows are taken.
-        if (count === end - start) yield this.slice(batch, start, end);
-        else yield this.take(batch, start, end, allowed.subarray(base), count);
+        if (!scratch) {
+          yield this.slice(batch, start, end);
+          continue;
+        }
+        let o = 0;
+        for (let i = start, p = base + start; i < end; i++, p++) {
+          scratch[o] = i;
+          o += allowed[p];
+        }
+        if (o === 0) continue;
+        yield o === end - start ? this.slice(batch, start, end) : this.take(batch, scratch.slice(0, o));
       }
       base += batch.numRows;
     }
@@ -77,13 +83,10 @@ export abstract class SourceScanExec extends BaseExec {
     return new RecordBatch(this.schema, makeData({ type: new Struct(this.schema.fields), length: count, nullCount: 0, children: [] }));
   }
 
-  /** Rows [start, end) of `batch` where `mask` (indexed by batch row) is set. */
-  private take(batch: RecordBatch, start: number, end: number, mask: Uint8Array, count: number): RecordBatch {
-    const indices = new Uint32Array(count);
-    let o = 0;
-    for (let i = start; i < end; i++) if (mask[i]) indices[o++] = i;
+  /** The rows of `batch` at `indices`. */
+  private take(batch: RecordBatch, indices: Uint32Array): RecordBatch {
     const children = this.columnIndexes.map((c) => takeData(batch.data.children[c], indices));
-    return new RecordBatch(this.schema, makeData({ type: new Struct(this.schema.fields), length: count, nullCount: 0, children }));
+    return new RecordBatch(this.schema, makeData({ type: new Struct(this.schema.fields), length: indices.length, nullCount: 0, children }));
   }
 
   explain(): string {
