@@ -63,14 +63,25 @@ function fieldSize(tag: number, length: number): number {
   return varintSize(tag) + varintSize(length) + length;
 }
 
-export function encodeFlightData(fd: OutgoingFlightData): Buffer {
+/**
+ * Encodes a FlightData into a new buffer, or, with `scratch`, into that reusable buffer (grown
+ * as needed) and returns a view of it. The scratch form is for grpc-js's *server* response
+ * serializer only: grpc-js copies the serialized message into its own frame synchronously, so
+ * the view is dead before the next message is encoded, and no fresh multi-megabyte buffer is
+ * allocated (and page-faulted in) per message.
+ */
+export function encodeFlightData(fd: OutgoingFlightData, scratch?: { buffer: Buffer }): Buffer {
   const bodyLength = fd.bodyLength ?? 0;
   let size = 0;
   if (fd.descriptor) size += fieldSize(TAG_DESCRIPTOR, fd.descriptor.byteLength);
   if (fd.header?.byteLength) size += fieldSize(TAG_HEADER, fd.header.byteLength);
   if (fd.appMetadata?.byteLength) size += fieldSize(TAG_APP_METADATA, fd.appMetadata.byteLength);
   if (bodyLength > 0) size += fieldSize(TAG_BODY, bodyLength);
-  const out = Buffer.allocUnsafe(size);
+  let out: Buffer;
+  if (scratch) {
+    if (scratch.buffer.length < size) scratch.buffer = Buffer.allocUnsafe(Math.max(size, scratch.buffer.length * 2));
+    out = scratch.buffer.subarray(0, size);
+  } else out = Buffer.allocUnsafe(size);
   let at = 0;
   const bytesField = (tag: number, bytes: Uint8Array) => {
     at = writeVarint(out, at, tag);

@@ -45,9 +45,8 @@ export class MessageCodec {
   get typeUrl(): string {
     return TYPE_URL_PREFIX + this.type.fullName.replace(/^\./, '');
   }
+  /** Encodes a plain object (`fromObject` converts: int64 may be a number, string or bigint-free Long). */
   encode(obj: Msg): Buffer {
-    const err = this.type.verify(obj);
-    if (err) throw new Error(`${this.type.name}: ${err}`);
     return Buffer.from(this.type.encode(this.type.fromObject(obj)).finish());
   }
   /**

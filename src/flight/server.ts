@@ -486,11 +486,26 @@ export class FlightSqlServer {
     }
   }
 
-  /** Writes messages, waiting for 'drain' whenever grpc-js's buffer is full (client flow control). */
+  /**
+   * Writes messages with at most MAX_PENDING_WRITES of them accepted by grpc-js but not yet taken
+   * by HTTP/2, waiting otherwise (and whenever grpc-js asks for 'drain'). HTTP/2 flow control stops
+   * taking data when the client stops reading, so a slow client pauses the query here, with at
+   * most a few messages (each <= maxBodyBytes) held by the server. grpc-js's own limit (16
+   * messages) would hold up to 16.
+   */
   private async writeAll(call: ServerWritableStream<Msg, OutgoingFlightData>, messages: readonly OutgoingFlightData[], signal: AbortSignal): Promise<void> {
+    const state = pendingWrites(call);
     for (const m of messages) {
       if (signal.aborted) return;
-      if (!call.write(m)) await waitDrain(call, signal);
+      state.pending++;
+      const ok = call.write(m, () => {
+        state.pending--;
+        state.wake?.();
+      });
+      while (!signal.aborted && !call.destroyed && (!ok || state.pending >= MAX_PENDING_WRITES || call.writableNeedDrain)) {
+        await waitWritable(call, state, signal);
+        if (!call.writableNeedDrain && state.pending < MAX_PENDING_WRITES) break;
+      }
     }
   }
 
@@ -901,15 +916,34 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
-function waitDrain(call: ServerWritableStream<Msg, OutgoingFlightData>, signal: AbortSignal): Promise<void> {
+/** Messages a DoGet may have handed to grpc-js that HTTP/2 has not taken yet. */
+const MAX_PENDING_WRITES = 4;
+
+interface PendingWrites {
+  pending: number;
+  wake: (() => void) | null;
+}
+
+const pendingByCall = new WeakMap<object, PendingWrites>();
+
+function pendingWrites(call: object): PendingWrites {
+  let s = pendingByCall.get(call);
+  if (!s) pendingByCall.set(call, (s = { pending: 0, wake: null }));
+  return s;
+}
+
+/** Resolves on the next write completion, 'drain', abort, close or error. */
+function waitWritable(call: ServerWritableStream<Msg, OutgoingFlightData>, state: PendingWrites, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {
+      state.wake = null;
       call.off('drain', done);
       call.off('close', done);
       call.off('error', done);
       signal.removeEventListener('abort', done);
       resolve();
     };
+    state.wake = done;
     call.once('drain', done);
     call.once('close', done);
     call.once('error', done);

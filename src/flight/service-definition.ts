@@ -32,9 +32,14 @@ function proto(codec: MessageCodec) {
   return { serialize: (v: Msg) => codec.encode(v), deserialize: (b: Buffer) => codec.decode(b) };
 }
 
-/** FlightData in both directions: sent as OutgoingFlightData, received as IncomingFlightData. */
+/**
+ * FlightData in both directions: sent as OutgoingFlightData, received as IncomingFlightData.
+ * Server responses are encoded into one reused buffer (grpc-js copies each synchronously into its
+ * frame: see encodeFlightData); client requests get a buffer each.
+ */
+const responseScratch = { buffer: Buffer.alloc(0) };
 const flightDataOut = {
-  serialize: (v: OutgoingFlightData) => encodeFlightData(v),
+  serialize: (v: OutgoingFlightData) => encodeFlightData(v, responseScratch),
   deserialize: (b: Buffer) => decodeFlightData(b) as OutgoingFlightData,
 };
 const flightDataIn = {
