@@ -36,7 +36,7 @@ export class KeyDedupExec extends BaseExec {
 
   protected async *run(ctx: ExecContext): AsyncGenerator<RecordBatch> {
     const { keyIndexes, tombstoneIndex } = this.snapshot.schema;
-    const prepared = prepareSources([this.region], keyIndexes, tombstoneIndex, this.filter ?? undefined, ctx.params, this.snapshot.indexes);
+    const prepared = prepareSources([this.region], keyIndexes, tombstoneIndex, this.filter ?? undefined, ctx.params, this.snapshot.indexes, true);
     let live = 0;
     let stored = 0;
     for (const p of prepared) {

@@ -48,6 +48,10 @@ export abstract class SourceScanExec extends BaseExec {
       for (let left = prepared.allowedCount; left > 0; left -= SCAN_BATCH_ROWS) yield this.empty(Math.min(left, SCAN_BATCH_ROWS));
       return;
     }
+    if (prepared.rows) {
+      yield* this.takeRows(source.batches, prepared.rows);
+      return;
+    }
     const all = prepared.allowedCount === source.rowCount;
     // One pass per range: the selected rows' indices (reused scratch), then a slice or a take.
     const scratch = all ? undefined : new Uint32Array(Math.min(SCAN_BATCH_ROWS, source.rowCount));
@@ -81,6 +85,21 @@ export abstract class SourceScanExec extends BaseExec {
 
   private empty(count: number): RecordBatch {
     return new RecordBatch(this.schema, makeData({ type: new Struct(this.schema.fields), length: count, nullCount: 0, children: [] }));
+  }
+
+  /** The source rows at `positions` (ascending; a point lookup's few rows), batch by batch. */
+  private *takeRows(batches: readonly RecordBatch[], positions: Uint32Array): Generator<RecordBatch> {
+    let base = 0;
+    let i = 0;
+    for (const batch of batches) {
+      const end = base + batch.numRows;
+      let j = i;
+      while (j < positions.length && positions[j] < end) j++;
+      if (j > i) yield this.take(batch, Uint32Array.from(positions.subarray(i, j), (p) => p - base));
+      i = j;
+      base = end;
+      if (i >= positions.length) break;
+    }
   }
 
   /** The rows of `batch` at `indices`. */

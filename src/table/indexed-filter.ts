@@ -144,6 +144,17 @@ export function candidatePositions(
  * reads) into one batch, evaluated in one call, and the rows that pass are set to 1 in `mask`
  * (which the caller zeroed). Returns how many candidates passed.
  */
+/** The candidate positions (ascending) where the filter passes, evaluated on those rows only. */
+export function candidatesPassing(batches: readonly RecordBatch[], candidates: Uint32Array, filter: Expr, evaluate: (batch: RecordBatch) => Uint8Array): Uint32Array {
+  const passed = evaluateCandidates(batches, candidates, filter, evaluate);
+  let n = 0;
+  for (let i = 0; i < passed.length; i++) n += passed[i];
+  const out = new Uint32Array(n);
+  let o = 0;
+  for (let i = 0; i < passed.length; i++) if (passed[i]) out[o++] = candidates[i];
+  return out;
+}
+
 export function maskFromCandidates(
   batches: readonly RecordBatch[],
   candidates: Uint32Array,
@@ -151,7 +162,20 @@ export function maskFromCandidates(
   evaluate: (batch: RecordBatch) => Uint8Array,
   mask: Uint8Array,
 ): number {
-  if (candidates.length === 0 || batches.length === 0) return 0;
+  const passed = evaluateCandidates(batches, candidates, filter, evaluate);
+  let count = 0;
+  for (let i = 0; i < passed.length; i++) {
+    if (passed[i]) {
+      mask[candidates[i]] = 1;
+      count++;
+    }
+  }
+  return count;
+}
+
+/** The filter over the candidate rows (those inside the batches), gathered into one batch: 1 = passes. */
+function evaluateCandidates(batches: readonly RecordBatch[], candidates: Uint32Array, filter: Expr, evaluate: (batch: RecordBatch) => Uint8Array): Uint8Array {
+  if (candidates.length === 0 || batches.length === 0) return new Uint8Array(0);
   const from = new Uint32Array(candidates.length);
   const rows = new Uint32Array(candidates.length);
   let c = 0;
@@ -170,13 +194,5 @@ export function maskFromCandidates(
   const fields = schema.fields.map((f, i) => ({ f, i })).filter(({ f }) => needed.has(f.name));
   const sub = new Schema(fields.map(({ f }) => f));
   const children = fields.map(({ i }) => gatherData(batches.map((bt) => bt.data.children[i]), from.subarray(0, n), rows.subarray(0, n)));
-  const passed = evaluate(new RecordBatch(sub, makeData({ type: new Struct(sub.fields), length: n, nullCount: 0, children })));
-  let count = 0;
-  for (let i = 0; i < n; i++) {
-    if (passed[i]) {
-      mask[candidates[i]] = 1;
-      count++;
-    }
-  }
-  return count;
+  return evaluate(new RecordBatch(sub, makeData({ type: new Struct(sub.fields), length: n, nullCount: 0, children }))).subarray(0, n);
 }

@@ -26,7 +26,7 @@ import { TopK } from '../index/vector/top-k.js';
 import type { IndexDef } from '../index/index-def.js';
 import { regionLiveness } from '../memtable/liveness.js';
 import { evaluateBatchesFrom, filteredRows } from './filter-memo.js';
-import { candidatePositions, indexedConjuncts, maskFromCandidates, primaryKeyValues } from './indexed-filter.js';
+import { candidatePositions, candidatesPassing, indexedConjuncts, maskFromCandidates, primaryKeyValues } from './indexed-filter.js';
 import type { KeyValue } from '../schema/primary-key.js';
 import type { LiveState, LivenessCache, RegionLivenessSlot } from '../memtable/liveness.js';
 
@@ -59,6 +59,11 @@ export interface PreparedSource {
   allowedCount: number;
   /** Rows the filter was evaluated on by this query (see SourcePlan.filterRows). */
   filterRows?: number;
+  /**
+   * With `sparse`, for a primary-key lookup: the allowed positions, ascending; `allowed` is then
+   * empty (a point query allocates nothing per stored row).
+   */
+  rows?: Uint32Array;
 }
 
 /** Live ∧ filter per source, for every region. */
@@ -70,6 +75,8 @@ export function prepareSources(
   params: readonly unknown[] | undefined,
   /** Index definitions: conjuncts on scalar-indexed columns narrow the rows the filter is evaluated on. */
   defs: readonly IndexDef[] = [],
+  /** The caller reads `rows` when set (scans do): a primary-key lookup then allocates no dense mask and is not memoized. */
+  sparse = false,
 ): PreparedSource[] {
   const out: PreparedSource[] = [];
   const conjuncts = filter ? indexedConjuncts(filter, defs, params) : [];
@@ -86,6 +93,14 @@ export function prepareSources(
         return;
       }
       const evaluate = (batch: RecordBatch) => evaluateFilter(filter, batch, params as unknown[] | undefined);
+      if (sparse && keyValues) {
+        const candidates = keyCandidates(source, keyValues);
+        if (candidates) {
+          const rows = candidatesPassing(source.batches, candidates, filter, evaluate).filter((pos) => liveRows[pos] === 1);
+          out.push({ source, live: liveRows, liveCount, liveState, allowed: EMPTY_MASK, allowedCount: rows.length, filterRows: candidates.length, rows });
+          return;
+        }
+      }
       const evaluateRows = (from: number, mask: Uint8Array): number => {
         // From scratch, a scalar index may narrow the rows the filter has to see.
         const candidates =
@@ -108,6 +123,8 @@ export function prepareSources(
   }
   return out;
 }
+
+const EMPTY_MASK = new Uint8Array(0);
 
 /**
  * Rows of a source that can hold the given primary keys: each key's newest position in the
