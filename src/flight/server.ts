@@ -761,14 +761,32 @@ export class FlightSqlServer {
       if (!primaryKey[0]) throw invalidArgument('CommandStatementIngest: the stream has no columns');
       return this.db.createTable(table, schema, { primaryKey });
     };
-    for await (const batch of stream) {
-      if (signal.aborted) throw cancelled('ingest was cancelled');
-      const plain = plainBatch(batch);
-      if (!target) target = await open(plain.schema);
-      if (plain.numRows === 0) continue;
-      await target.put(plain);
-      count += plain.numRows;
+    // Each batch is one `put` (atomic, durable when it resolves). Up to MAX_INFLIGHT_PUTS run
+    // while the next batches are received, so receiving overlaps the WAL writes (and puts can
+    // share a group commit); the reply is sent only once every put has resolved.
+    const inflight: Promise<void>[] = [];
+    let failed: unknown = null;
+    const track = (p: Promise<void>) => {
+      const tracked = p.catch((e) => {
+        failed ??= e;
+      });
+      inflight.push(tracked);
+    };
+    try {
+      for await (const batch of stream) {
+        if (signal.aborted) throw cancelled('ingest was cancelled');
+        if (failed) break;
+        const plain = plainBatch(batch);
+        if (!target) target = await open(plain.schema);
+        if (plain.numRows === 0) continue;
+        track(target.put(plain));
+        count += plain.numRows;
+        if (inflight.length >= MAX_INFLIGHT_PUTS) await inflight.shift();
+      }
+    } finally {
+      await Promise.all(inflight);
     }
+    if (failed) throw failed;
     // A stream with a schema but no rows still creates (or replaces) the table.
     if (!target && reader.schema) await open(plainSchema(reader.schema));
     if (!target && !reader.schema) throw invalidArgument('CommandStatementIngest: the stream carried no schema');
@@ -915,6 +933,9 @@ const ACTIONS: readonly [string, string][] = [
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
+
+/** Batches of one ingest being written while the next ones are received. */
+const MAX_INFLIGHT_PUTS = 4;
 
 /** Messages a DoGet may have handed to grpc-js that HTTP/2 has not taken yet. */
 const MAX_PENDING_WRITES = 4;
