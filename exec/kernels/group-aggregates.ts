@@ -30,8 +30,12 @@ export interface GroupAccumulator {
 }
 
 const TWO32 = 4294967296;
-/** A double sum spills into BigInt before passing this (adding < 2^32 each time keeps it exact). */
-const SPILL = 2 ** 52;
+/** Sums stay below this in magnitude, so every double in them is an exact integer. */
+const EXACT = 2 ** 53;
+/** Normalizing spills a group's high word into BigInt from this magnitude. */
+const HI_SPILL = 2 ** 51;
+/** Rows added between bound checks: ≤ 2^20 rows of < 2^32 each add < 2^52. */
+const CHUNK_ROWS = 1 << 20;
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
 
@@ -105,6 +109,11 @@ function validity(d: Data): ((i: number) => boolean) | undefined {
   return (i) => (bm[(off + i) >> 3] & (1 << ((off + i) & 7))) !== 0;
 }
 
+/** The validity bitmap of `d` (bit offset + i), or undefined when every row is valid. */
+function nullBitmapOf(d: Data): Uint8Array | undefined {
+  return d.nullCount > 0 && d.nullBitmap && d.nullBitmap.length > 0 ? d.nullBitmap : undefined;
+}
+
 function grown<T extends Float64Array | Uint8Array>(a: T, n: number): T {
   if (a.length >= n) return a;
   const next = new (a.constructor as new (n: number) => T)(Math.max(n, a.length * 2, 16));
@@ -140,10 +149,14 @@ class CountAcc implements GroupAccumulator {
   }
   update(gids: Int32Array, n: number, column: Data | undefined, use?: Uint8Array) {
     const c = this.counts;
-    const valid = this.star || !column ? undefined : validity(column);
+    const bm = this.star || !column ? undefined : nullBitmapOf(column);
+    if (!bm && !use) {
+      for (let i = 0; i < n; i++) c[gids[i]]++;
+      return;
+    }
+    const off = column?.offset ?? 0;
     for (let i = 0; i < n; i++) {
-      if (use && !use[i]) continue;
-      if (valid && !valid(i)) continue;
+      if ((use && !use[i]) || (bm && (bm[(off + i) >> 3] & (1 << ((off + i) & 7))) === 0)) continue;
       c[gids[i]]++;
     }
   }
@@ -154,12 +167,26 @@ class CountAcc implements GroupAccumulator {
   }
 }
 
-/** Exact integer sum (and avg): lo + hi·2^32 + spilled, per group. */
+/**
+ * Exact integer sum (and avg): spilled + hi·2^32 + lo per group, lo and hi exact doubles.
+ *
+ * No check per row: the accumulator keeps bounds on every group's |lo| and |hi| and adds a chunk
+ * of ≤ 2^20 rows without checks when the bounds say no sum can leave ±2^53 (each row adds less
+ * than 2^32 to lo and, for 64-bit inputs, less than 2^32 in magnitude to hi). When a chunk could,
+ * every group is first normalized: lo's multiples of 2^32 carry into hi, and a hi past 2^51 goes
+ * into an exact BigInt (`spilled`) — so BigInts appear once per group per ~2^21 rows at worst,
+ * and never for sums that stay within ±2^53.
+ */
 class IntSumAcc implements GroupAccumulator {
   private lo = new Float64Array(16);
   private hi = new Float64Array(16);
   private counts = new Float64Array(16);
   private spilled = new Map<number, bigint>();
+  /** Upper bounds of |lo[g]| and |hi[g]| over every group. */
+  private loBound = 0;
+  private hiBound = 0;
+  /** Times every group was normalized (tests check the carry path runs). */
+  normalizations = 0;
   constructor(private readonly avg: boolean) {}
   get byteLength() {
     return this.lo.byteLength * 3 + this.spilled.size * 32;
@@ -172,45 +199,77 @@ class IntSumAcc implements GroupAccumulator {
   private spill(g: number, amount: bigint) {
     this.spilled.set(g, (this.spilled.get(g) ?? 0n) + amount);
   }
+  /** Carries lo into hi (lo in [0, 2^32) after) and spills |hi| ≥ 2^51 into BigInt, for every group. */
+  private normalize() {
+    const { lo, hi } = this;
+    let hiBound = 0;
+    for (let g = 0; g < lo.length; g++) {
+      const l = lo[g];
+      const carry = Math.floor(l / TWO32);
+      lo[g] = l - carry * TWO32;
+      let h = hi[g] + carry;
+      if (h >= HI_SPILL || h <= -HI_SPILL) {
+        this.spill(g, BigInt(h) << 32n);
+        h = 0;
+      }
+      hi[g] = h;
+      const a = Math.abs(h);
+      if (a > hiBound) hiBound = a;
+    }
+    this.loBound = TWO32;
+    this.hiBound = hiBound;
+    this.normalizations++;
+  }
   update(gids: Int32Array, n: number, column: Data | undefined, use?: Uint8Array) {
     const d = column as Data;
-    const valid = validity(d);
-    const lo = this.lo;
-    const hi = this.hi;
-    const counts = this.counts;
     const vals = d.values as unknown as ArrayLike<number> & ArrayBufferView;
-    if (vals instanceof BigInt64Array || vals instanceof BigUint64Array) {
-      const words = new Int32Array(vals.buffer, vals.byteOffset, n * 2);
-      const unsigned = vals instanceof BigUint64Array;
-      for (let i = 0; i < n; i++) {
-        if ((use && !use[i]) || (valid && !valid(i))) continue;
-        const g = gids[i];
-        counts[g]++;
-        let l = lo[g] + (words[2 * i] >>> 0);
-        let h = hi[g] + (unsigned ? words[2 * i + 1] >>> 0 : words[2 * i + 1]);
-        if (l >= SPILL) {
-          const carry = Math.floor(l / TWO32);
-          l -= carry * TWO32;
-          h += carry;
+    const wide = vals instanceof BigInt64Array || vals instanceof BigUint64Array;
+    const words = wide ? new Int32Array(vals.buffer, vals.byteOffset, n * 2) : undefined;
+    const unsigned = vals instanceof BigUint64Array;
+    /** Largest |value| a row adds to lo, and to hi. */
+    const loStep = wide || vals instanceof Uint32Array ? TWO32 : 2 ** 31;
+    const hiStep = wide ? TWO32 : 0;
+    const bm = d.nullCount > 0 && d.nullBitmap && d.nullBitmap.length > 0 ? d.nullBitmap : undefined;
+    for (let at = 0; at < n; at += CHUNK_ROWS) {
+      const end = Math.min(n, at + CHUNK_ROWS);
+      const m = end - at;
+      if (this.loBound + m * loStep >= EXACT || this.hiBound + m * hiStep >= EXACT) this.normalize();
+      this.loBound += m * loStep;
+      this.hiBound += m * hiStep;
+      const { lo, hi, counts } = this;
+      if (words) {
+        if (!bm && !use) {
+          for (let i = at; i < end; i++) {
+            const g = gids[i];
+            counts[g]++;
+            lo[g] += words[2 * i] >>> 0;
+            hi[g] += unsigned ? words[2 * i + 1] >>> 0 : words[2 * i + 1];
+          }
+        } else {
+          const off = d.offset;
+          for (let i = at; i < end; i++) {
+            if ((use && !use[i]) || (bm && (bm[(off + i) >> 3] & (1 << ((off + i) & 7))) === 0)) continue;
+            const g = gids[i];
+            counts[g]++;
+            lo[g] += words[2 * i] >>> 0;
+            hi[g] += unsigned ? words[2 * i + 1] >>> 0 : words[2 * i + 1];
+          }
         }
-        if (h >= SPILL || h <= -SPILL) {
-          this.spill(g, BigInt(h) << 32n);
-          h = 0;
+      } else if (!bm && !use) {
+        for (let i = at; i < end; i++) {
+          const g = gids[i];
+          counts[g]++;
+          lo[g] += vals[i];
         }
-        lo[g] = l;
-        hi[g] = h;
+      } else {
+        const off = d.offset;
+        for (let i = at; i < end; i++) {
+          if ((use && !use[i]) || (bm && (bm[(off + i) >> 3] & (1 << ((off + i) & 7))) === 0)) continue;
+          const g = gids[i];
+          counts[g]++;
+          lo[g] += vals[i];
+        }
       }
-      return;
-    }
-    for (let i = 0; i < n; i++) {
-      if ((use && !use[i]) || (valid && !valid(i))) continue;
-      const g = gids[i];
-      counts[g]++;
-      const s = lo[g] + vals[i];
-      if (s >= SPILL || s <= -SPILL) {
-        this.spill(g, BigInt(s));
-        lo[g] = 0;
-      } else lo[g] = s;
     }
   }
   finish(groups: number): Data {
@@ -259,11 +318,11 @@ class FloatSumAcc implements GroupAccumulator {
   }
   update(gids: Int32Array, n: number, column: Data | undefined, use?: Uint8Array) {
     const d = column as Data;
-    const valid = validity(d);
+    const bm = nullBitmapOf(d);
     const vals = d.values as unknown as ArrayLike<number>;
     const sums = this.sums;
     const counts = this.counts;
-    if (!valid && !use) {
+    if (!bm && !use) {
       for (let i = 0; i < n; i++) {
         const g = gids[i];
         sums[g] += vals[i];
@@ -271,8 +330,9 @@ class FloatSumAcc implements GroupAccumulator {
       }
       return;
     }
+    const off = d.offset;
     for (let i = 0; i < n; i++) {
-      if ((use && !use[i]) || (valid && !valid(i))) continue;
+      if ((use && !use[i]) || (bm && (bm[(off + i) >> 3] & (1 << ((off + i) & 7))) === 0)) continue;
       const g = gids[i];
       sums[g] += vals[i];
       counts[g]++;
@@ -307,13 +367,14 @@ class NumberMinMaxAcc implements GroupAccumulator {
   }
   update(gids: Int32Array, n: number, column: Data | undefined, use?: Uint8Array) {
     const d = column as Data;
-    const valid = validity(d);
+    const bm = nullBitmapOf(d);
+    const off = d.offset;
     const vals = d.values as unknown as ArrayLike<number>;
     const best = this.best;
     const has = this.has;
     const max = this.max;
     for (let i = 0; i < n; i++) {
-      if ((use && !use[i]) || (valid && !valid(i))) continue;
+      if ((use && !use[i]) || (bm && (bm[(off + i) >> 3] & (1 << ((off + i) & 7))) === 0)) continue;
       const g = gids[i];
       const x = vals[i];
       if (!has[g]) {

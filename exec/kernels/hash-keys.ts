@@ -12,6 +12,14 @@
  *
  * Group keys are stored in growable typed arrays, and `keyColumns()` turns them back into Arrow
  * columns of the original types (Dictionary<Utf8> keys get a dictionary of the group strings).
+ *
+ * Fast path: a table over one integer-like key (ints of any width, dates, times, timestamps,
+ * durations; not floats or booleans) reads the raw values, with no normalized copy and no hash
+ * array per batch. While the observed key range stays small (at most max(65 536, 4 × rows seen)
+ * values and at most 2^20, every value within ±2^52) the group of a row is a direct index,
+ * `direct[value − base]`; a batch that would widen the range past that switches the table, for
+ * good, to the hash table on the raw words (same hashes, same stored keys as the general path,
+ * so the switch only rebuilds the slots). NULL keys are one group, found without probing.
  */
 import { type Data, type DataType, type Dictionary, makeData, makeVector, Type, Utf8 } from 'apache-arrow';
 import { InvalidError } from '../../src/errors.js';
@@ -96,6 +104,28 @@ interface StoredKey {
   bytesUsed: number;
 }
 
+/** Direct-index tables cover at most this many key values (4 MiB of Int32). */
+const DIRECT_MAX_SPAN = 1 << 20;
+/** A direct-index table may always cover this many values, however few rows were seen. */
+const DIRECT_MIN_SPAN = 1 << 16;
+/** Direct indexing needs every key exact as a double; this bound keeps value − base exact too. */
+const DIRECT_MAX_ABS = 2 ** 52;
+const TWO32 = 4294967296;
+
+/** Whether a single key of this type takes the integer fast path: 1 = ≤ 32-bit values, 2 = 64-bit. */
+function intKeyKind(type: DataType): 0 | 1 | 2 {
+  switch (type.typeId) {
+    case Type.Int:
+    case Type.Date:
+    case Type.Time:
+    case Type.Timestamp:
+    case Type.Duration:
+      return encodingOf(type) === 'w2' ? 2 : 1;
+    default:
+      return 0;
+  }
+}
+
 export class GroupKeyTable {
   private readonly keys: StoredKey[];
   private size_ = 0;
@@ -103,11 +133,32 @@ export class GroupKeyTable {
   private hashes = new Int32Array(0);
   private slots = new Int32Array(0);
   private mask = 0;
+  private scratch = new Int32Array(0);
+  /** Single integer key: 1 = ≤ 32-bit, 2 = 64-bit; 0 = the general path. */
+  private readonly intKind: 0 | 1 | 2;
+  /** Direct-index mode: group id + 1 of value `directBase + j` at j (0 = no group yet). */
+  private direct: Int32Array | undefined;
+  private directBase = 0;
+  /** The smallest and largest key seen in direct mode (`direct` may cover more: room to grow). */
+  private seenLo = Infinity;
+  private seenHi = -Infinity;
+  /** Set once the key range outgrew direct indexing: the raw-word hash table from then on. */
+  private hashing = false;
+  private rowsSeen = 0;
+  /** The group of NULL keys (integer fast path), or -1. */
+  private nullGroup = -1;
 
   constructor(readonly types: readonly DataType[]) {
     this.keys = types.map((type) => ({ type, enc: encodingOf(type), words: new Int32Array(0), nulls: new Uint8Array(0), bytes: new Uint8Array(0), offsets: new Int32Array(1), bytesUsed: 0 }));
+    this.intKind = types.length === 1 ? intKeyKind(types[0]) : 0;
     this.grow(64);
     this.rehash(256);
+  }
+
+  /** Which path the table takes now: 'direct', 'hash' (raw integer words) or 'general' (tests, EXPLAIN-free introspection). */
+  get mode(): 'direct' | 'hash' | 'general' {
+    if (this.intKind === 0) return 'general';
+    return this.hashing ? 'hash' : 'direct';
   }
 
   /** Number of groups so far. */
@@ -117,7 +168,7 @@ export class GroupKeyTable {
 
   /** Bytes held by the table and the stored keys. */
   get byteLength(): number {
-    let n = this.hashes.byteLength + this.slots.byteLength;
+    let n = this.hashes.byteLength + this.slots.byteLength + this.scratch.byteLength + (this.direct?.byteLength ?? 0);
     for (const k of this.keys) n += k.words.byteLength + k.nulls.byteLength + k.bytes.byteLength + k.offsets.byteLength;
     return n;
   }
@@ -127,9 +178,12 @@ export class GroupKeyTable {
    * `out`, adding new groups in row order. Returns the number of groups after the batch.
    */
   findOrInsert(columns: readonly Data[], out: Int32Array): number {
+    if (this.intKind !== 0) return this.findOrInsertInt(columns[0], out);
     const n = columns.length > 0 ? columns[0].length : 0;
     const batch = columns.map((d, c) => this.normalize(d, this.keys[c]));
-    const h = new Int32Array(n);
+    if (this.scratch.length < n) this.scratch = new Int32Array(Math.max(n, this.scratch.length * 2));
+    const h = this.scratch.subarray(0, n);
+    h.fill(0);
     for (let c = 0; c < batch.length; c++) this.hashColumn(batch[c], this.keys[c].enc, h, n);
     const keys = this.keys;
     const m = keys.length;
@@ -155,6 +209,184 @@ export class GroupKeyTable {
       out[i] = g;
     }
     return this.size_;
+  }
+
+  /** The integer fast path of `findOrInsert`: direct index while the key range is small, else raw-word hashing. */
+  private findOrInsertInt(d: Data, out: Int32Array): number {
+    const n = d.length;
+    this.rowsSeen += n;
+    const wide = this.intKind === 2;
+    const bm = d.nullCount > 0 && d.nullBitmap && d.nullBitmap.length > 0 ? d.nullBitmap : undefined;
+    const off = d.offset;
+    const vals = d.values as unknown as ArrayLike<number> & ArrayBufferView;
+    const words = wide ? new Int32Array(vals.buffer, vals.byteOffset, n * 2) : undefined;
+    const unsigned = wide && vals instanceof BigUint64Array;
+    if (!this.hashing) {
+      // The batch's value range (valid rows only).
+      let lo = Infinity;
+      let hi = -Infinity;
+      if (words) {
+        for (let i = 0; i < n; i++) {
+          if (bm && (bm[(off + i) >> 3] & (1 << ((off + i) & 7))) === 0) continue;
+          const x = (unsigned ? words[2 * i + 1] >>> 0 : words[2 * i + 1]) * TWO32 + (words[2 * i] >>> 0);
+          if (x < lo) lo = x;
+          if (x > hi) hi = x;
+        }
+      } else if (!bm) {
+        for (let i = 0; i < n; i++) {
+          const x = vals[i];
+          if (x < lo) lo = x;
+          if (x > hi) hi = x;
+        }
+      } else {
+        for (let i = 0; i < n; i++) {
+          if ((bm[(off + i) >> 3] & (1 << ((off + i) & 7))) === 0) continue;
+          const x = vals[i];
+          if (x < lo) lo = x;
+          if (x > hi) hi = x;
+        }
+      }
+      if (lo > hi || this.fitDirect(lo, hi)) {
+        this.directInt(vals, words, unsigned, bm, off, n, out);
+        return this.size_;
+      }
+      this.hashing = true;
+      this.direct = undefined;
+      let slotCount = 256;
+      while (slotCount < this.size_ * 4) slotCount *= 2;
+      this.rehash(slotCount);
+    }
+    this.hashInt(vals, words, bm, off, n, out);
+    return this.size_;
+  }
+
+  /** Makes `direct` cover [lo, hi] (with what it covers), or returns false when that range is too wide. */
+  private fitDirect(lo: number, hi: number): boolean {
+    if (lo < -DIRECT_MAX_ABS || hi > DIRECT_MAX_ABS) return false;
+    const limit = Math.min(DIRECT_MAX_SPAN, Math.max(DIRECT_MIN_SPAN, 4 * this.rowsSeen));
+    if (Math.max(hi, this.seenHi) - Math.min(lo, this.seenLo) + 1 > limit) return false;
+    this.seenLo = Math.min(lo, this.seenLo);
+    this.seenHi = Math.max(hi, this.seenHi);
+    const cur = this.direct;
+    const base = this.directBase;
+    const needLo = cur ? Math.min(base, lo) : lo;
+    const needHi = cur ? Math.max(base + cur.length - 1, hi) : hi;
+    const needed = needHi - needLo + 1;
+    if (cur && needLo === base && needHi < base + cur.length) return true;
+    // Grow with room to spare in the direction it grew (ascending keys, batch after batch).
+    const span = Math.min(Math.max(needed, 2 * (cur?.length ?? 0)), Math.max(needed, DIRECT_MAX_SPAN));
+    const newBase = cur && needLo === base ? base : cur && needHi === base + cur.length - 1 ? needHi - span + 1 : needLo;
+    const next = new Int32Array(span);
+    if (cur) next.set(cur, base - newBase);
+    this.direct = next;
+    this.directBase = newBase;
+    return true;
+  }
+
+  private directInt(vals: ArrayLike<number>, words: Int32Array | undefined, unsigned: boolean, bm: Uint8Array | undefined, off: number, n: number, out: Int32Array): void {
+    const dir = this.direct as Int32Array;
+    const base = this.directBase;
+    if (!words && !bm) {
+      for (let i = 0; i < n; i++) {
+        const x = vals[i];
+        const j = x - base;
+        let g = dir[j] - 1;
+        if (g < 0) {
+          g = this.newGroup(finalMix(mix(0, x | 0)));
+          this.keys[0].words[g] = x;
+          dir[j] = g + 1;
+        }
+        out[i] = g;
+      }
+      return;
+    }
+    for (let i = 0; i < n; i++) {
+      if (bm && (bm[(off + i) >> 3] & (1 << ((off + i) & 7))) === 0) {
+        out[i] = this.nullGroup >= 0 ? this.nullGroup : this.newNullGroup();
+        continue;
+      }
+      let j: number;
+      if (words) j = (unsigned ? words[2 * i + 1] >>> 0 : words[2 * i + 1]) * TWO32 + (words[2 * i] >>> 0) - base;
+      else j = vals[i] - base;
+      let g = dir[j] - 1;
+      if (g < 0) {
+        if (words) {
+          const w0 = words[2 * i];
+          const w1 = words[2 * i + 1];
+          g = this.newGroup(finalMix(mix(mix(0, w0), w1)));
+          this.keys[0].words[2 * g] = w0;
+          this.keys[0].words[2 * g + 1] = w1;
+        } else {
+          const x = vals[i];
+          g = this.newGroup(finalMix(mix(0, x | 0)));
+          this.keys[0].words[g] = x;
+        }
+        dir[j] = g + 1;
+      }
+      out[i] = g;
+    }
+  }
+
+  private hashInt(vals: ArrayLike<number>, words: Int32Array | undefined, bm: Uint8Array | undefined, off: number, n: number, out: Int32Array): void {
+    for (let i = 0; i < n; i++) {
+      if (bm && (bm[(off + i) >> 3] & (1 << ((off + i) & 7))) === 0) {
+        out[i] = this.nullGroup >= 0 ? this.nullGroup : this.newNullGroup();
+        continue;
+      }
+      const w0 = words ? words[2 * i] : vals[i] | 0;
+      const w1 = words ? words[2 * i + 1] : 0;
+      const h = words ? finalMix(mix(mix(0, w0), w1)) : finalMix(mix(0, w0));
+      const slots = this.slots;
+      const hashes = this.hashes;
+      const stored = this.keys[0].words;
+      const mask = this.mask;
+      let slot = h & mask;
+      let g: number;
+      for (;;) {
+        g = slots[slot];
+        if (g < 0) break;
+        if (hashes[g] === h && g !== this.nullGroup && (words ? stored[2 * g] === w0 && stored[2 * g + 1] === w1 : stored[g] === w0)) break;
+        slot = (slot + 1) & mask;
+      }
+      if (g < 0) {
+        g = this.newGroup(h);
+        if (words) {
+          this.keys[0].words[2 * g] = w0;
+          this.keys[0].words[2 * g + 1] = w1;
+        } else this.keys[0].words[g] = w0;
+        this.slots[slot] = g;
+        if (this.size_ * 2 > this.slots.length) this.rehash(this.slots.length * 2);
+      }
+      out[i] = g;
+    }
+  }
+
+  /** A new group with hash `hash` and a non-NULL key (the caller writes its words); no slot. */
+  private newGroup(hash: number): number {
+    const g = this.size_;
+    if (g === this.capacity) this.grow(this.capacity * 2);
+    this.hashes[g] = hash;
+    this.keys[0].nulls[g] = 0;
+    this.size_ = g + 1;
+    return g;
+  }
+
+  /** The NULL group of the integer fast path (words 0, the general path's NULL hash), slotted when hashing. */
+  private newNullGroup(): number {
+    const h = finalMix(mix(0, NULL_HASH));
+    const g = this.newGroup(h);
+    const k = this.keys[0];
+    k.nulls[g] = 1;
+    if (this.intKind === 2) k.words[2 * g] = k.words[2 * g + 1] = 0;
+    else k.words[g] = 0;
+    this.nullGroup = g;
+    if (this.hashing) {
+      let slot = h & this.mask;
+      while (this.slots[slot] >= 0) slot = (slot + 1) & this.mask;
+      this.slots[slot] = g;
+      if (this.size_ * 2 > this.slots.length) this.rehash(this.slots.length * 2);
+    }
+    return g;
   }
 
   /** The stored keys as Arrow columns of their original types, groups 0..size-1. */

@@ -278,6 +278,8 @@ function radixSortRows(keys: readonly KeyColumn[], start: Uint32Array): Uint32Ar
   const n = start.length;
   // Row numbers move together with the key words they are sorted by, so every pass reads
   // sequentially (reading digits through the row numbers is several times slower: cache misses).
+  // The arrays are plain locals swapped here, not captured by a closure: V8 keeps captured,
+  // reassigned variables in a heap context, which made every pass about twice as slow.
   let idx: Uint32Array = start;
   let idxTmp: Uint32Array = new Uint32Array(n);
   let lo: Uint32Array = new Uint32Array(n);
@@ -285,64 +287,182 @@ function radixSortRows(keys: readonly KeyColumn[], start: Uint32Array): Uint32Ar
   let loTmp: Uint32Array = new Uint32Array(n);
   let hiTmp: Uint32Array = new Uint32Array(n);
   const count = new Uint32Array(1 << RADIX_BITS);
-  const f64 = new Float64Array(1);
-  const u32 = new Uint32Array(f64.buffer);
-  const pass = (digits: Uint32Array, shift: number, mask: number) => {
-    count.fill(0);
-    for (let i = 0; i < n; i++) count[(digits[i] >>> shift) & mask]++;
-    if (count[(digits[0] >>> shift) & mask] === n) return; // every row has this digit
-    let sum = 0;
-    for (let d = 0; d <= mask; d++) {
-      const c = count[d];
-      count[d] = sum;
-      sum += c;
-    }
-    for (let i = 0; i < n; i++) {
-      const p = count[(digits[i] >>> shift) & mask]++;
-      idxTmp[p] = idx[i];
-      loTmp[p] = lo[i];
-      hiTmp[p] = hi[i];
-    }
-    let t = idx;
-    idx = idxTmp;
-    idxTmp = t;
-    t = lo;
-    lo = loTmp;
-    loTmp = t;
-    t = hi;
-    hi = hiTmp;
-    hiTmp = t;
-  };
   const mask = (1 << RADIX_BITS) - 1;
+  let t: Uint32Array;
   for (let ki = keys.length - 1; ki >= 0; ki--) {
     const k = keys[ki];
     for (const arr of k.v2 ? [k.v2, k.v] : [k.v]) {
-      // Order-preserving bits of each double (-0 as 0), in the current row order: flip all bits
-      // of negatives, the sign bit of the rest.
-      for (let i = 0; i < n; i++) {
-        f64[0] = arr[idx[i]] + 0;
-        let h = u32[1];
-        let l = u32[0];
-        if (h & 0x80000000) {
-          h = ~h;
-          l = ~l;
-        } else h |= 0x80000000;
-        hi[i] = h;
-        lo[i] = l;
+      orderedBits(arr, idx, lo, hi, n);
+      // Low word first, carrying the high word along; then the high word alone.
+      for (let shift = 0; shift < 32; shift += RADIX_BITS) {
+        if (!radixPass(lo, loTmp, idx, idxTmp, hi, hiTmp, count, shift, mask, n)) continue;
+        t = idx;
+        idx = idxTmp;
+        idxTmp = t;
+        t = lo;
+        lo = loTmp;
+        loTmp = t;
+        t = hi;
+        hi = hiTmp;
+        hiTmp = t;
       }
-      for (let shift = 0; shift < 32; shift += RADIX_BITS) pass(lo, shift, mask);
-      for (let shift = 0; shift < 32; shift += RADIX_BITS) pass(hi, shift, mask);
+      for (let shift = 0; shift < 32; shift += RADIX_BITS) {
+        if (!radixPass(hi, hiTmp, idx, idxTmp, undefined, undefined, count, shift, mask, n)) continue;
+        t = idx;
+        idx = idxTmp;
+        idxTmp = t;
+        t = hi;
+        hi = hiTmp;
+        hiTmp = t;
+      }
     }
     if (k.cls) {
       const cls = k.cls;
       for (let i = 0; i < n; i++) lo[i] = cls[idx[i]];
-      pass(lo, 0, 0xff);
+      if (radixPass(lo, loTmp, idx, idxTmp, undefined, undefined, count, 0, 0xff, n)) {
+        t = idx;
+        idx = idxTmp;
+        idxTmp = t;
+      }
     }
   }
   return idx;
 }
 
+/**
+ * Order-preserving bits of each double of `arr` (-0 as 0) in the row order `idx`: all bits of
+ * negatives flipped, the sign bit of the rest set; high word into `hi`, low word into `lo`.
+ */
+function orderedBits(arr: Float64Array, idx: Uint32Array, lo: Uint32Array, hi: Uint32Array, n: number): void {
+  const w = new Uint32Array(arr.buffer, arr.byteOffset, 2 * arr.length);
+  for (let i = 0; i < n; i++) {
+    const r = idx[i];
+    let h = w[2 * r + 1];
+    let l = w[2 * r];
+    if (h >= 0x80000000) {
+      if (h === 0x80000000 && l === 0) h = 0x80000000; // -0 sorts as 0
+      else {
+        h = ~h;
+        l = ~l;
+      }
+    } else h |= 0x80000000;
+    hi[i] = h;
+    lo[i] = l;
+  }
+}
+
+/**
+ * One stable counting pass on digit (digits >>> shift) & mask: rows go from (idx, digits, other)
+ * to (idxTmp, digitsTmp, otherTmp). Returns false, moving nothing, when every row has the same digit.
+ */
+function radixPass(
+  digits: Uint32Array,
+  digitsTmp: Uint32Array,
+  idx: Uint32Array,
+  idxTmp: Uint32Array,
+  other: Uint32Array | undefined,
+  otherTmp: Uint32Array | undefined,
+  count: Uint32Array,
+  shift: number,
+  mask: number,
+  n: number,
+): boolean {
+  count.fill(0, 0, mask + 1);
+  for (let i = 0; i < n; i++) count[(digits[i] >>> shift) & mask]++;
+  if (count[(digits[0] >>> shift) & mask] === n) return false;
+  let sum = 0;
+  for (let d = 0; d <= mask; d++) {
+    const c = count[d];
+    count[d] = sum;
+    sum += c;
+  }
+  if (other && otherTmp) {
+    for (let i = 0; i < n; i++) {
+      const x = digits[i];
+      const p = count[(x >>> shift) & mask]++;
+      idxTmp[p] = idx[i];
+      digitsTmp[p] = x;
+      otherTmp[p] = other[i];
+    }
+  } else {
+    for (let i = 0; i < n; i++) {
+      const x = digits[i];
+      const p = count[(x >>> shift) & mask]++;
+      idxTmp[p] = idx[i];
+      digitsTmp[p] = x;
+    }
+  }
+  return true;
+}
+
 /** Bytes held by a key column's arrays (for memory budgets). */
 export function keyColumnBytes(k: KeyColumn): number {
   return k.v.byteLength + (k.cls?.byteLength ?? 0) + (k.v2?.byteLength ?? 0) + (k.starts?.byteLength ?? 0) + (k.ends?.byteLength ?? 0);
+}
+
+/**
+ * The first `want` entries of `sortedRowIndices(keys, n)` (same rows, same order), without
+ * sorting all n rows when the first key is a plain number key (no NULL, NaN, wide or string
+ * parts) and n is well above `want`: the `want`-th smallest first-key value is found by
+ * selection, only rows at or below it (a superset of the answer, every tie included) are
+ * sorted. Top-k's compactions use it; the first one otherwise sorts a whole input batch.
+ */
+export function topRowIndices(keys: readonly KeyColumn[], n: number, want: number): Uint32Array {
+  const k0 = keys[0];
+  if (want <= 0) return new Uint32Array(0);
+  if (keys.length === 0 || n < 4 * want || n < 256 || k0.cls || k0.v2 || k0.bytes) return sortedRowIndices(keys, n).subarray(0, Math.min(n, want));
+  const v = k0.v;
+  const t = kthSmallest(v.slice(0, n), want - 1);
+  let m = 0;
+  for (let r = 0; r < n; r++) if (v[r] <= t) m++;
+  const cand = new Uint32Array(m);
+  m = 0;
+  for (let r = 0; r < n; r++) if (v[r] <= t) cand[m++] = r;
+  const sub = keys.map((k) => subsetKey(k, cand));
+  const order = sortedRowIndices(sub, m).subarray(0, want);
+  for (let i = 0; i < order.length; i++) order[i] = cand[order[i]];
+  return order;
+}
+
+/** The key restricted to rows `rows` (renumbered 0..rows.length-1). */
+function subsetKey(k: KeyColumn, rows: Uint32Array): KeyColumn {
+  const pick = <T extends Float64Array | Uint8Array | Int32Array>(a: T | undefined): T | undefined => {
+    if (!a) return undefined;
+    const out = new (a.constructor as new (n: number) => T)(rows.length);
+    for (let i = 0; i < rows.length; i++) out[i] = a[rows[i]];
+    return out;
+  };
+  return { cls: pick(k.cls), v: pick(k.v) as Float64Array, v2: pick(k.v2), bytes: k.bytes, starts: pick(k.starts), ends: pick(k.ends), dir: k.dir };
+}
+
+/** The value of rank `k` (0-based) of `a` (no NaN), reordering `a` (quickselect, Hoare partition). */
+export function kthSmallest(a: Float64Array, k: number): number {
+  let lo = 0;
+  let hi = a.length - 1;
+  while (hi > lo) {
+    // Median of three as the pivot.
+    const mid = (lo + hi) >>> 1;
+    const x = a[lo];
+    const y = a[mid];
+    const z = a[hi];
+    const pivot = x < y ? (y < z ? y : x < z ? z : x) : x < z ? x : y < z ? z : y;
+    let i = lo;
+    let j = hi;
+    while (i <= j) {
+      while (a[i] < pivot) i++;
+      while (a[j] > pivot) j--;
+      if (i <= j) {
+        const tmp = a[i];
+        a[i] = a[j];
+        a[j] = tmp;
+        i++;
+        j--;
+      }
+    }
+    // [lo, j] ≤ pivot ≤ [i, hi]; between them, values equal to the pivot.
+    if (k <= j) hi = j;
+    else if (k >= i) lo = i;
+    else return a[k];
+  }
+  return a[k];
 }
