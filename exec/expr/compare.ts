@@ -14,6 +14,7 @@ import { InvalidError } from '../../src/errors.js';
 import {
   classesComparable,
   classOfValue,
+  domainOf,
   isNumericClass,
   isTemporalClass,
   type StoredConstant,
@@ -34,8 +35,24 @@ import {
   type Scalar,
   type Vec,
 } from './eval-context.js';
-import { type CompareOp, flipCompareOp } from './expr.js';
-import { cmpBigScalar, cmpNumScalar, cmpScaledNumBig, cmpStrScalar, compareBytes, OP_TABLE, utf8 } from './kernels.js';
+import { type CompareOp, type Expr, flipCompareOp } from './expr.js';
+import {
+  andValidBits,
+  type BigKernels,
+  cmpBigScalar,
+  cmpNumScalar,
+  cmpScaledNumBig,
+  cmpStrScalar,
+  compareBytes,
+  type NumArray,
+  numKernels,
+  OP_TABLE,
+  prepareBigCompare,
+  selValidBits,
+  signedBigKernels,
+  unsignedBigKernels,
+  utf8,
+} from './kernels.js';
 import { dateObjectNanos, parseDate, parseTimestampNanos } from './temporal.js';
 
 export function compareOperands(ctx: Context, l: Operand, r: Operand, op: CompareOp): Pred | Scalar {
@@ -45,7 +62,7 @@ export function compareOperands(ctx: Context, l: Operand, r: Operand, op: Compar
   return compareVecVec(ctx, l, r, op);
 }
 
-export function storedFor(v: Vec, s: Scalar): StoredConstant {
+export function storedFor(v: Pick<Vec, 'domain' | 'label'>, s: Scalar): StoredConstant {
   return toStored(s.value, v.domain, v.label, {
     temporal: s.temporal,
     allowRaw: s.isParam,
@@ -53,11 +70,16 @@ export function storedFor(v: Vec, s: Scalar): StoredConstant {
   });
 }
 
-function compareVecScalar(ctx: Context, v: Vec, s: Scalar, op: CompareOp): Pred {
-  const n = ctx.n;
+/** The constant of `v op s` in v's storage; a bare number never meets a date or timestamp. */
+function constantFor(v: Pick<Vec, 'domain' | 'label'>, s: Scalar): StoredConstant {
   if (!s.isParam && isTemporalClass(v.domain.cls) && (typeof s.value === 'number' || typeof s.value === 'bigint'))
     throw new InvalidError(`type mismatch: cannot compare ${v.label} with the number ${String(s.value)}`);
-  const c = storedFor(v, s);
+  return storedFor(v, s);
+}
+
+function compareVecScalar(ctx: Context, v: Vec, s: Scalar, op: CompareOp): Pred {
+  const n = ctx.n;
+  const c = constantFor(v, s);
   if (c.t === 'null') return fillPred(n, null);
   switch (v.tag) {
     case 'num':
@@ -193,4 +215,122 @@ function scalarNanos(s: Scalar): bigint {
   }
   if (nanos === undefined) throw new InvalidError(`${s.label} is not a valid date or timestamp`);
   return nanos;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Filter fast path: a plain column against a constant, straight into the filter's mask
+
+/**
+ * `column op constant` over one batch, for a filter: runs on evaluateFilter's output mask (1 =
+ * the row is still TRUE) instead of producing a Pred, and returns how many rows are left. NULL
+ * rows (the column's, or a NULL constant's) are not TRUE, so they end up 0 like FALSE ones.
+ * `set` starts the mask, `and` narrows it, `sel` narrows only the rows listed in idx (the mask's
+ * 1s, which it compacts as the kernels do).
+ */
+export class MaskCompare {
+  constructor(
+    private readonly n: number,
+    /** Every row's answer before NULLs: TRUE, FALSE (or NULL), or undefined = per row (`run`). */
+    private readonly constant: boolean | undefined,
+    /** The kernels bound to the column and constant; `bits` null = the column has no NULLs. */
+    private readonly run: {
+      set(out: Uint8Array, bits: Uint8Array | null, off: number): number;
+      and(out: Uint8Array, bits: Uint8Array | null, off: number): number;
+      sel(idx: Uint32Array, m: number, out: Uint8Array, bits: Uint8Array | null, off: number): number;
+    } | null,
+    /** The column's validity bitmap (null: no NULLs) and the batch's bit offset into it. */
+    private readonly bits: Uint8Array | null,
+    private readonly offset: number,
+  ) {}
+
+  set(out: Uint8Array): number {
+    if (this.constant === false) return 0; // out is fresh (zeros)
+    if (this.constant === undefined) return this.run!.set(out, this.bits, this.offset);
+    out.fill(1);
+    return this.bits ? andValidBits(out, this.bits, this.offset, this.n) : this.n;
+  }
+
+  and(out: Uint8Array): number {
+    if (this.constant === false) {
+      out.fill(0);
+      return 0;
+    }
+    if (this.constant === undefined) return this.run!.and(out, this.bits, this.offset);
+    if (this.bits) return andValidBits(out, this.bits, this.offset, this.n);
+    let k = 0;
+    for (let i = 0; i < this.n; i++) k += out[i];
+    return k;
+  }
+
+  sel(idx: Uint32Array, m: number, out: Uint8Array): number {
+    if (this.constant === false) {
+      for (let j = 0; j < m; j++) out[idx[j]] = 0;
+      return 0;
+    }
+    if (this.constant === undefined) return this.run!.sel(idx, m, out, this.bits, this.offset);
+    return this.bits ? selValidBits(idx, m, out, this.bits, this.offset) : m;
+  }
+}
+
+/**
+ * The fast form of a filter condition, when it is `column op constant` (either order; the
+ * constant a literal or parameter) on an integer (up to 64 bits), float, date or timestamp
+ * column; undefined otherwise (the caller evaluates it the general way). Same checks and errors
+ * as `compareOperands`: operands are evaluated left to right and the constant converted by
+ * `constantFor`.
+ */
+export function columnConstantFilter(ctx: Context, e: Expr): MaskCompare | undefined {
+  if (e.kind !== 'compare') return undefined;
+  let op = e.op;
+  let colExpr = e.left;
+  let constExpr = e.right;
+  if (colExpr.kind !== 'column') {
+    [colExpr, constExpr] = [constExpr, colExpr];
+    op = flipCompareOp(op);
+  }
+  if (colExpr.kind !== 'column' || (constExpr.kind !== 'literal' && constExpr.kind !== 'param')) return undefined;
+  // Left to right, as compareOperands' caller evaluates them (the errors come in that order).
+  const first = constExpr === e.left ? (ctx.eval(constExpr) as Scalar) : undefined;
+  const data = ctx.columnData(colExpr.name);
+  const domain = domainOf(data.type);
+  if (!domain || domain.cls === 'bool' || domain.cls === 'string') return undefined;
+  const values = data.values as unknown;
+  const num = domain.storage === 'number' ? numKernels(values) : undefined;
+  const big = domain.storage === 'bigint' && (values instanceof BigInt64Array || values instanceof BigUint64Array);
+  if (!num && !big) return undefined;
+  const s = first ?? (ctx.eval(constExpr) as Scalar);
+  const c = constantFor({ domain, label: `column ${colExpr.name} (${String(data.type)})` }, s);
+  const n = ctx.n;
+  const bitmap = data.nullBitmap;
+  const bits = data.nullCount === 0 || !bitmap || bitmap.length === 0 ? null : bitmap;
+  if (c.t === 'null') return new MaskCompare(n, false, null, bits, data.offset);
+  if (num) {
+    const x = values as NumArray;
+    const v = (c as { v: number }).v;
+    return new MaskCompare(n, undefined, {
+      set: (out, b, off) => (b ? num.setValid(x, v, op, n, out, b, off) : num.set(x, v, op, n, out)),
+      and: (out, b, off) => (b ? num.andValid(x, v, op, n, out, b, off) : num.and(x, v, op, n, out)),
+      sel: (idx, m, out, b, off) => (b ? num.selValid(x, v, op, idx, m, out, b, off) : num.sel(x, v, op, idx, m, out)),
+    }, bits, data.offset);
+  }
+  const a = values as BigInt64Array | BigUint64Array;
+  const unsigned = domain.unsigned === true;
+  const p = prepareBigCompare(c, op, unsigned);
+  if ('constant' in p) return new MaskCompare(n, p.constant, null, bits, data.offset);
+  const lo = new Uint32Array(a.buffer, a.byteOffset, n * 2);
+  const { ch, cl, op: bop } = p;
+  if (unsigned) return new MaskCompare(n, undefined, bigRun(unsignedBigKernels, lo, lo, ch, cl, bop, n), bits, data.offset);
+  const hi = new Int32Array(a.buffer, a.byteOffset, n * 2);
+  return new MaskCompare(n, undefined, bigRun(signedBigKernels, lo, hi, ch, cl, bop, n), bits, data.offset);
+}
+
+function bigRun<H>(k: BigKernels<H>, lo: Uint32Array, hi: H, ch: number, cl: number, op: CompareOp, n: number) {
+  return {
+    set: (out: Uint8Array, b: Uint8Array | null, off: number) =>
+      b ? k.setValid(lo, hi, ch, cl, op, n, out, b, off) : k.set(lo, hi, ch, cl, op, n, out),
+    and: (out: Uint8Array, b: Uint8Array | null, off: number) =>
+      b ? k.andValid(lo, hi, ch, cl, op, n, out, b, off) : k.and(lo, hi, ch, cl, op, n, out),
+    sel: (idx: Uint32Array, m: number, out: Uint8Array, b: Uint8Array | null, off: number) =>
+      b ? k.selValid(lo, hi, ch, cl, op, idx, m, out, b, off) : k.sel(lo, hi, ch, cl, op, idx, m, out),
+  };
 }

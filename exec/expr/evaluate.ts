@@ -30,7 +30,7 @@
 import { type Data, type RecordBatch } from 'apache-arrow';
 import { InvalidError } from '../../src/errors.js';
 import { isTemporalClass } from './coerce.js';
-import { compareOperands, storedFor } from './compare.js';
+import { columnConstantFilter, compareOperands, storedFor } from './compare.js';
 import {
   anySet,
   allSet,
@@ -69,29 +69,101 @@ export interface TriBoolVector {
 /**
  * Evaluates a boolean expression on a batch: one byte per row, 1 where it is TRUE, 0 where it
  * is FALSE or NULL. `params[0]` binds `$1`.
+ *
+ * The expression is taken as a list of conditions (a top-level AND's operands, or itself), all
+ * evaluated into the one output mask: NULL and FALSE both drop a row, so at this level AND works
+ * on TRUE-masks. The first condition writes the mask, each later one only clears rows, and the
+ * loop stops as soon as no row is left. `column op constant` on a number, 64-bit, date or
+ * timestamp column runs its kernel straight on the mask (compare.ts `columnConstantFilter`);
+ * anything else is evaluated as a Pred and ANDed in. Once few rows are left (≤ 1/SPARSE_DIVISOR
+ * of the batch) their row numbers are listed and later conditions test only those rows — the
+ * fast path reads just those rows; the general one still evaluates the whole batch but ANDs only
+ * them. An operand that can raise per row sees only the rows still TRUE (the mask), and a plain
+ * filter (no value nodes, the common case) asks that once, not once per operand.
  */
 export function evaluateFilter(expr: Expr, batch: RecordBatch, params: readonly unknown[] = []): Uint8Array {
   const ctx = new Context(batch, params, expr, evalNode);
-  if (expr.kind === 'and') {
-    // Top level: NULL and FALSE both drop the row, so AND can work on TRUE-masks and stop as
-    // soon as no row is left; an operand that can raise per row sees only the rows still TRUE.
-    // A plain filter (no value nodes, the common case) asks that once, not once per operand.
-    const guarded = hasValueNodes(expr);
-    let mask: Uint8Array | undefined;
-    for (const operand of expr.operands) {
-      const sel = guarded && mask && hasValueNodes(operand) ? mask : null;
-      const p = asPredicate(ctx, evalNode(ctx, operand, sel), operand);
-      if (!mask) mask = p.values.slice();
-      else {
-        const v = p.values;
-        for (let i = 0; i < mask.length; i++) mask[i] &= v[i];
-      }
-      if (!anySet(mask)) break;
+  const n = ctx.n;
+  const conditions = expr.kind === 'and' ? expr.operands : [expr];
+  const guarded = hasValueNodes(expr);
+  const mask = new Uint8Array(n);
+  let live = -1; // the mask's 1s; -1 until the first condition has written it
+  let rows: Uint32Array | null = null; // once few are left: the live row numbers, rows[0..live)
+  for (let j = 0; j < conditions.length; j++) {
+    const operand = conditions[j];
+    const last = j === conditions.length - 1;
+    const fast = columnConstantFilter(ctx, operand);
+    if (fast) live = live < 0 ? fast.set(mask) : rows ? fast.sel(rows, live, mask) : fast.and(mask);
+    else {
+      const sel = guarded && live >= 0 && hasValueNodes(operand) ? mask : null;
+      const v = asPredicate(ctx, evalNode(ctx, operand, sel), operand).values;
+      if (live < 0) {
+        mask.set(v);
+        if (last) break;
+        live = countOnes(mask);
+      } else live = rows ? selMask(rows, live, mask, v) : andMask(mask, v);
     }
-    return mask!;
+    if (live === 0 || last) break;
+    if (!rows && live * SPARSE_DIVISOR <= n) rows = liveRows(mask, live);
   }
-  const p = asPredicate(ctx, evalNode(ctx, expr), expr);
-  return p.values.slice();
+  return mask;
+}
+
+/**
+ * Later conditions switch to testing listed rows once at most n / SPARSE_DIVISOR are left.
+ * Measured on `a < c AND b > c` (Int32, Float64; 65536-row batches): with 1 % left after the
+ * first condition the listed rows take 0.77× the time of the dense AND, at 3 % the same, at
+ * 10–20 % they are 9–17 % slower (each listed row is a gather from another cache line).
+ */
+const SPARSE_DIVISOR = 32;
+
+function countOnes(mask: Uint8Array): number {
+  let k = 0;
+  for (let i = 0; i < mask.length; i++) k += mask[i];
+  return k;
+}
+
+/** mask[i] &= v[i] (both 0/1); returns the 1s left. */
+function andMask(mask: Uint8Array, v: Uint8Array): number {
+  let k = 0;
+  for (let i = 0; i < mask.length; i++) {
+    const x = mask[i] & v[i];
+    mask[i] = x;
+    k += x;
+  }
+  return k;
+}
+
+/** `andMask` for the m rows listed (mask is 1 exactly there), compacting the list. */
+function selMask(rows: Uint32Array, m: number, mask: Uint8Array, v: Uint8Array): number {
+  let k = 0;
+  for (let j = 0; j < m; j++) {
+    const i = rows[j];
+    const x = v[i];
+    mask[i] = x;
+    rows[k] = i;
+    k += x;
+  }
+  return k;
+}
+
+/** The row numbers of the mask's `live` 1s, ascending; skips zero runs four bytes at a time. */
+function liveRows(mask: Uint8Array, live: number): Uint32Array {
+  const rows = new Uint32Array(live + 1); // +1: the loops below write one past the last 1
+  const words = new Uint32Array(mask.buffer, mask.byteOffset, mask.length >> 2);
+  let k = 0;
+  for (let w = 0; w < words.length; w++) {
+    if (words[w] === 0) continue;
+    for (let i = w << 2, e = i + 4; i < e; i++) {
+      rows[k] = i;
+      k += mask[i];
+    }
+  }
+  for (let i = words.length << 2; i < mask.length; i++) {
+    rows[k] = i;
+    k += mask[i];
+  }
+  return rows;
 }
 
 /** Evaluates a boolean expression keeping SQL NULLs apart from FALSE. */

@@ -1,7 +1,11 @@
 /**
  * Comparison kernels: tight loops over Arrow typed arrays producing one byte per row (1 = the
  * comparison holds). They know nothing about NULLs or expressions — compare.ts masks NULL rows
- * afterwards — so each is a single monomorphic pass that V8 compiles well.
+ * afterwards — so each is a single monomorphic pass that V8 compiles well: column-against-
+ * constant loops over numbers and 64-bit halves are generated once per typed-array class
+ * (`numKernels`, `signedBigKernels`, `unsignedBigKernels`; see below why), in three forms — write
+ * a fresh mask, AND into a mask, or test only listed rows — which evaluateFilter's top-level
+ * AND uses directly on its output mask (compare.ts `columnConstantFilter`).
  *
  * 64-bit integers (Int64, UInt64, Date64, Timestamp) are compared as two 32-bit halves read
  * through Int32Array/Uint32Array views of the same buffer (little-endian), which avoids a
@@ -23,29 +27,169 @@ export const OP_TABLE: Record<CompareOp, readonly [number, number, number]> = {
   '>=': [0, 1, 1],
 };
 
+// ---------------------------------------------------------------------------------------------
+// Column-against-constant kernels, generated per typed-array class
+
+/**
+ * The three forms of `x[i] op c`, each returning how many rows are left 1:
+ * - `set`: out[i] = (x[i] op c), i < n — the first condition of a filter;
+ * - `and`: out[i] &= (x[i] op c), i < n — a later condition, dense;
+ * - `sel`: for the m row numbers in idx (out[i] = 1 exactly there): keeps the rows where
+ *   x[i] op c, compacted to the front of idx, and sets out[i] = 0 for the others — a later
+ *   condition once few rows are left (only those rows are read).
+ * Comparisons are JS's (IEEE 754 for floats: NaN compares false except `<>`). The `…Valid`
+ * forms also drop NULL rows, reading validity bit `off + i` of an Arrow bitmap in the same pass
+ * (measured 3.2 vs 5.1 ns a row for `set` then a separate bitmap pass, 64K Int32 rows).
+ */
+export interface NumKernels<A> {
+  set(x: A, c: number, op: CompareOp, n: number, out: Uint8Array): number;
+  and(x: A, c: number, op: CompareOp, n: number, out: Uint8Array): number;
+  sel(x: A, c: number, op: CompareOp, idx: Uint32Array, m: number, out: Uint8Array): number;
+  setValid(x: A, c: number, op: CompareOp, n: number, out: Uint8Array, bits: Uint8Array, off: number): number;
+  andValid(x: A, c: number, op: CompareOp, n: number, out: Uint8Array, bits: Uint8Array, off: number): number;
+  selValid(x: A, c: number, op: CompareOp, idx: Uint32Array, m: number, out: Uint8Array, bits: Uint8Array, off: number): number;
+}
+
+/**
+ * The same for 64-bit integers read as halves: row i is lo[2i] (unsigned) and hi[2i + 1] (signed
+ * for Int64, unsigned for UInt64), compared with the constant's halves ch, cl. `op` comes from
+ * `integerBound`.
+ */
+export interface BigKernels<H> {
+  set(lo: Uint32Array, hi: H, ch: number, cl: number, op: CompareOp, n: number, out: Uint8Array): number;
+  and(lo: Uint32Array, hi: H, ch: number, cl: number, op: CompareOp, n: number, out: Uint8Array): number;
+  sel(lo: Uint32Array, hi: H, ch: number, cl: number, op: CompareOp, idx: Uint32Array, m: number, out: Uint8Array): number;
+  setValid(lo: Uint32Array, hi: H, ch: number, cl: number, op: CompareOp, n: number, out: Uint8Array, bits: Uint8Array, off: number): number;
+  andValid(lo: Uint32Array, hi: H, ch: number, cl: number, op: CompareOp, n: number, out: Uint8Array, bits: Uint8Array, off: number): number;
+  selValid(
+    lo: Uint32Array,
+    hi: H,
+    ch: number,
+    cl: number,
+    op: CompareOp,
+    idx: Uint32Array,
+    m: number,
+    out: Uint8Array,
+    bits: Uint8Array,
+    off: number,
+  ): number;
+}
+
+/*
+ * Why generated: V8 keeps type feedback per function, so one loop called with Int32Array,
+ * Float64Array and Int16Array compiles to polymorphic element loads (measured ~7 ns a row for a
+ * plain `<` inside a query); `new Function` gives each typed-array class (and each 64-bit
+ * signedness) its own copy of the same source, hence monomorphic loads. The loops are
+ * branch-free — `+(x < c)` rather than `x < c ? 1 : 0`, which mispredicts on a 50 % filter
+ * (measured 2.4 vs 4.1 ns a row on 64K Int32 rows) — and `sel` compacts idx branch-free too.
+ */
+const OPS: readonly CompareOp[] = ['=', '<>', '<', '<=', '>', '>='];
+const JS_OP: Record<CompareOp, string> = { '=': '===', '<>': '!==', '<': '<', '<=': '<=', '>': '>', '>=': '>=' };
+
+/** A `switch (op)` with one copy of `loop` per operator, `TEST(i)` replaced by the row's test. */
+function perOp(loop: string, test: (op: string) => string): string {
+  const cases = OPS.map((op) => `case '${op}': { ${loop.replaceAll('TEST', test(JS_OP[op]))} }`);
+  return `switch (op) { ${cases.join('\n')} } throw new Error('unknown comparison ' + op);`;
+}
+
+const SET_LOOP = 'let k = 0; for (let i = 0; i < n; i++) { const v = +(TEST); out[i] = v; k += v; } return k;';
+const AND_LOOP = 'let k = 0; for (let i = 0; i < n; i++) { const v = out[i] & +(TEST); out[i] = v; k += v; } return k;';
+const SEL_LOOP = 'let k = 0; for (let j = 0; j < m; j++) { const i = idx[j]; const v = +(TEST); out[i] = v; idx[k] = i; k += v; } return k;';
+
+/** The row's test and its validity bit (0 for a NULL row). */
+const valid = (test: (op: string) => string) => (op: string) => `(${test(op)}) & (bits[(off + i) >> 3] >> ((off + i) & 7))`;
+
+/** The six forms from one row test over the arguments `args` (before n / idx). */
+function makeKernels<K>(args: readonly string[], test: (op: string) => string): K {
+  const v = valid(test);
+  return {
+    set: new Function(...args, 'n', 'out', perOp(SET_LOOP, test)),
+    and: new Function(...args, 'n', 'out', perOp(AND_LOOP, test)),
+    sel: new Function(...args, 'idx', 'm', 'out', perOp(SEL_LOOP, test)),
+    setValid: new Function(...args, 'n', 'out', 'bits', 'off', perOp(SET_LOOP, v)),
+    andValid: new Function(...args, 'n', 'out', 'bits', 'off', perOp(AND_LOOP, v)),
+    selValid: new Function(...args, 'idx', 'm', 'out', 'bits', 'off', perOp(SEL_LOOP, v)),
+  } as K;
+}
+
+function makeNumKernels<A>(): NumKernels<A> {
+  return makeKernels<NumKernels<A>>(['x', 'c', 'op'], (op) => `x[i] ${op} c`);
+}
+
+function makeBigKernels<H>(): BigKernels<H> {
+  // Ordering: the high halves decide unless equal, then the (unsigned) low halves do.
+  const test = (op: string) => {
+    const h = 'hi[2 * i + 1]';
+    const l = 'lo[2 * i]';
+    if (op === '===') return `(${h} === ch) & (${l} === cl)`;
+    if (op === '!==') return `(${h} !== ch) | (${l} !== cl)`;
+    const strict = op[0]; // '<' or '>'
+    return `(${h} ${strict} ch) | ((${h} === ch) & (${l} ${op} cl))`;
+  };
+  return makeKernels<BigKernels<H>>(['lo', 'hi', 'ch', 'cl', 'op'], test);
+}
+
+type NumArrayClass = Int8ArrayConstructor | Uint8ArrayConstructor | Int16ArrayConstructor | Uint16ArrayConstructor
+  | Int32ArrayConstructor | Uint32ArrayConstructor | Float32ArrayConstructor | Float64ArrayConstructor;
+const NUM_CLASSES: readonly NumArrayClass[] = [Int8Array, Uint8Array, Int16Array, Uint16Array, Int32Array, Uint32Array, Float32Array, Float64Array];
+const numKernelsByClass = new Map<unknown, NumKernels<NumArray>>(NUM_CLASSES.map((k) => [k, makeNumKernels<NumArray>()]));
+
+/** The kernels for this typed array's class, or undefined when `x` is not a NumArray. */
+export function numKernels(x: unknown): NumKernels<NumArray> | undefined {
+  return typeof x === 'object' && x !== null ? numKernelsByClass.get(x.constructor) : undefined;
+}
+
+export const signedBigKernels: BigKernels<Int32Array> = makeBigKernels<Int32Array>();
+export const unsignedBigKernels: BigKernels<Uint32Array> = makeBigKernels<Uint32Array>();
+
+/**
+ * NULL rows out of a mask: out[i] &= validity bit `offset + i` of an Arrow bitmap, i < n.
+ * Returns the 1s left. (out holds 0/1, so the shifted byte's low bit is all that counts.)
+ */
+export function andValidBits(out: Uint8Array, bits: Uint8Array, offset: number, n: number): number {
+  let k = 0;
+  for (let i = 0; i < n; i++) {
+    const b = offset + i;
+    const v = out[i] & (bits[b >> 3] >> (b & 7));
+    out[i] = v;
+    k += v;
+  }
+  return k;
+}
+
+/** `andValidBits` for the m rows listed in idx (compacted as the `sel` kernels do). */
+export function selValidBits(idx: Uint32Array, m: number, out: Uint8Array, bits: Uint8Array, offset: number): number {
+  let k = 0;
+  for (let j = 0; j < m; j++) {
+    const i = idx[j];
+    const b = offset + i;
+    const v = (bits[b >> 3] >> (b & 7)) & 1;
+    out[i] = v;
+    idx[k] = i;
+    k += v;
+  }
+  return k;
+}
+
 export function cmpNumScalar(a: NumArray, c: number, op: CompareOp, n: number): Uint8Array {
   const out = new Uint8Array(n);
-  switch (op) {
-    case '=':
-      for (let i = 0; i < n; i++) out[i] = a[i] === c ? 1 : 0;
-      break;
-    case '<>':
-      for (let i = 0; i < n; i++) out[i] = a[i] !== c ? 1 : 0;
-      break;
-    case '<':
-      for (let i = 0; i < n; i++) out[i] = a[i] < c ? 1 : 0;
-      break;
-    case '<=':
-      for (let i = 0; i < n; i++) out[i] = a[i] <= c ? 1 : 0;
-      break;
-    case '>':
-      for (let i = 0; i < n; i++) out[i] = a[i] > c ? 1 : 0;
-      break;
-    case '>=':
-      for (let i = 0; i < n; i++) out[i] = a[i] >= c ? 1 : 0;
-      break;
-  }
+  const k = numKernels(a);
+  if (!k) throw new TypeError(`cmpNumScalar: ${Object.prototype.toString.call(a)} is not a number array`);
+  k.set(a, c, op, n, out);
   return out;
+}
+
+/**
+ * A 64-bit constant comparison prepared for the kernels: every row's answer (`constant`), or
+ * the halves of the integer bound and the operator to apply to them.
+ */
+export type BigCompare = { readonly constant: boolean } | { readonly op: CompareOp; readonly ch: number; readonly cl: number };
+
+export function prepareBigCompare(c: StoredConstant, op: CompareOp, unsigned: boolean): BigCompare {
+  const bound = integerBound(c, op, unsigned);
+  if ('constant' in bound) return bound;
+  const [ch, cl] = halves(bound.value, unsigned);
+  return { op: bound.op, ch, cl };
 }
 
 /** Splits an in-range 64-bit constant into the 32-bit halves the kernels compare. */
@@ -93,33 +237,14 @@ export function cmpBigScalar(
   n: number,
 ): Uint8Array {
   const out = new Uint8Array(n);
-  const bound = integerBound(c, op, unsigned);
-  if ('constant' in bound) {
-    if (bound.constant) out.fill(1);
+  const p = prepareBigCompare(c, op, unsigned);
+  if ('constant' in p) {
+    if (p.constant) out.fill(1);
     return out;
   }
-  const [chi, clo] = halves(bound.value, unsigned);
-  // Little-endian: element i is lo = u32[2i], hi = (i|u)32[2i + 1].
-  const u32 = new Uint32Array(a.buffer, a.byteOffset, n * 2);
-  const h32 = unsigned ? u32 : new Int32Array(a.buffer, a.byteOffset, n * 2);
-  if (bound.op === '=') {
-    for (let i = 0, j = 0; i < n; i++, j += 2) out[i] = h32[j + 1] === chi && u32[j] === clo ? 1 : 0;
-    return out;
-  }
-  if (bound.op === '<>') {
-    for (let i = 0, j = 0; i < n; i++, j += 2) out[i] = h32[j + 1] !== chi || u32[j] !== clo ? 1 : 0;
-    return out;
-  }
-  const [tl, te, tg] = OP_TABLE[bound.op];
-  for (let i = 0, j = 0; i < n; i++, j += 2) {
-    const h = h32[j + 1];
-    if (h < chi) out[i] = tl;
-    else if (h > chi) out[i] = tg;
-    else {
-      const l = u32[j];
-      out[i] = l < clo ? tl : l > clo ? tg : te;
-    }
-  }
+  const lo = new Uint32Array(a.buffer, a.byteOffset, n * 2);
+  if (unsigned) unsignedBigKernels.set(lo, lo, p.ch, p.cl, p.op, n, out);
+  else signedBigKernels.set(lo, new Int32Array(a.buffer, a.byteOffset, n * 2), p.ch, p.cl, p.op, n, out);
   return out;
 }
 
