@@ -112,19 +112,7 @@ class StatementParser {
     if (close < 0 || !/^\s*WITH\s*\(/i.test(body.slice(close + 1))) return { rest: body, options: {} };
     const t = new Tokens(body, this.text, this.prepared, close + 1);
     t.word('WITH');
-    t.punct('(');
-    const options: Record<string, string | number | boolean> = {};
-    for (;;) {
-      const key = t.ident('an option name').toLowerCase();
-      t.punct('=');
-      options[key] = t.value(this.prepared.strings);
-      if (t.peek() === ',') {
-        t.punct(',');
-        continue;
-      }
-      t.punct(')');
-      break;
-    }
+    const options = t.options(this.prepared.strings);
     t.end();
     // Blank the options out (same length, so parser error positions still map to the user's text).
     return { rest: body.slice(0, close + 1) + ' '.repeat(body.length - close - 1), options };
@@ -306,21 +294,10 @@ class StatementParser {
     const column = t.ident('a column name');
     if (t.peek() === ',') throw new InvalidError('an index covers one column');
     t.punct(')');
-    const options: Record<string, string | number | boolean> = {};
+    let options: Record<string, string | number | boolean> = {};
     if (t.peekWord('WITH')) {
       t.word('WITH');
-      t.punct('(');
-      for (;;) {
-        const key = t.ident('an option name').toLowerCase();
-        t.punct('=');
-        options[key] = t.value(this.prepared.strings);
-        if (t.peek() === ',') {
-          t.punct(',');
-          continue;
-        }
-        t.punct(')');
-        break;
-      }
+      options = t.options(this.prepared.strings);
     }
     t.end();
     return { kind: 'create_index', name, table, column, method: method ?? 'scalar', options, ifNotExists };
@@ -454,6 +431,21 @@ class Tokens {
       return tok.toLowerCase();
     }
     return this.fail('a value');
+  }
+
+  /** `(key = value, …)`: keys lower-cased, values as `value` reads them. */
+  options(strings: readonly string[]): Record<string, string | number | boolean> {
+    this.punct('(');
+    const out: Record<string, string | number | boolean> = {};
+    for (;;) {
+      const key = this.ident('an option name').toLowerCase();
+      this.punct('=');
+      out[key] = this.value(strings);
+      if (this.peek() !== ',') break;
+      this.punct(',');
+    }
+    this.punct(')');
+    return out;
   }
 
   end(): void {
