@@ -15,7 +15,7 @@
  */
 import type { RecordBatch, Schema } from 'apache-arrow';
 import { exprToString, type Expr } from '../expr/expr.js';
-import { prepareSources, type RegionSources } from '../../src/table/search.js';
+import { type PreparedSource, prepareSources, type RegionSources } from '../../src/table/search.js';
 import type { TableSnapshot } from '../../src/table/table.js';
 import { BaseExec, type ExecContext } from './exec-node.js';
 import type { SourceScanExec } from './source-scan.js';
@@ -45,9 +45,15 @@ export class KeyDedupExec extends BaseExec {
     }
     this.metrics.extra.rowsStored = stored;
     this.metrics.extra.rowsSuperseded = stored - live;
+    // The masks prepareSources returns belong to per-source caches that the next query updates
+    // in place (rows superseded or deleted since are cleared): synchronous readers are safe, but
+    // this scan emits lazily, across awaits, while other queries run. So each source's selection
+    // is made private now — the positions when few rows pass, a copy of the mask otherwise — and
+    // the scan reads only that: later writes never tear this query's snapshot.
+    const own = prepared.map((p, i) => privateSelection(p, this.scans[i].columnIndexes.length > 0));
     for (let i = 0; i < this.scans.length; i++) {
       const scan = this.scans[i];
-      scan.prepared = prepared[i];
+      scan.prepared = own[i];
       yield* scan.execute(ctx);
     }
   }
@@ -55,4 +61,19 @@ export class KeyDedupExec extends BaseExec {
   explain(): string {
     return `KeyDedup: region ${this.regionLabel}, newest version per key, tombstones removed${this.filter ? `, then filter ${exprToString(this.filter)}` : ''}`;
   }
+}
+
+/** `p` with a selection no later query can change (see KeyDedupExec.run). */
+function privateSelection(p: PreparedSource, readsRows: boolean): PreparedSource {
+  const n = p.source.rowCount;
+  // Nothing to read, all rows, a count only, or positions already private: nothing shared is read later.
+  if (!readsRows || p.rows || p.allowedCount === 0 || p.allowedCount === n) return p;
+  if (p.allowedCount * 4 < n) {
+    const rows = new Uint32Array(p.allowedCount);
+    const allowed = p.allowed;
+    let o = 0;
+    for (let i = 0; i < n && o < rows.length; i++) if (allowed[i]) rows[o++] = i;
+    return { ...p, rows };
+  }
+  return { ...p, allowed: p.allowed.slice(0, n) };
 }
