@@ -140,18 +140,23 @@ function putSafeInt(words: Int32Array, g: number, v: number): void {
 
 class CountAcc implements GroupAccumulator {
   private counts = new Float64Array(16);
+  /** Set while at most one group exists (resize(≤ 1)): every group id is then 0. */
+  private singleGroup = true;
   constructor(private readonly star: boolean) {}
   get byteLength() {
     return this.counts.byteLength;
   }
   resize(groups: number) {
     this.counts = grown(this.counts, groups);
+    this.singleGroup = groups <= 1;
   }
   update(gids: Int32Array, n: number, column: Data | undefined, use?: Uint8Array) {
     const c = this.counts;
     const bm = this.star || !column ? undefined : nullBitmapOf(column);
     if (!bm && !use) {
-      for (let i = 0; i < n; i++) c[gids[i]]++;
+      // One group (no GROUP BY: every id is 0, the first and last tell): add the rows at once.
+      if (n > 0 && gids[0] === 0 && gids[n - 1] === 0 && this.singleGroup) c[0] += n;
+      else for (let i = 0; i < n; i++) c[gids[i]]++;
       return;
     }
     const off = column?.offset ?? 0;
