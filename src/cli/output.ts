@@ -76,6 +76,8 @@ export interface WriterOptions {
   style: Style;
   /** Terminal width the table format fits (Infinity: no limit). */
   width: number;
+  /** The table format shows at most this many rows (the first and last halves); default all. */
+  maxRows?: number;
   /** The table format's `(N rows)` footer (default true). */
   footer?: boolean;
 }
@@ -153,6 +155,13 @@ export function resultWriter(format: OutputFormat, sink: Sink, options: WriterOp
     }
     case 'table': {
       const cells: TableCells = { fields: [], numeric: [], rows: [] };
+      const max = options.maxRows ?? Infinity;
+      const headRows = Math.ceil(max / 2);
+      const tailRows = Math.floor(max / 2);
+      // With a row limit: the first rows formatted as they come, the last batches kept (not
+      // formatted) until the end, so a long result costs neither memory nor formatting time.
+      let tail: RecordBatch[] = [];
+      let tailCount = 0;
       return {
         async begin(schema) {
           cells.fields = schema.fields;
@@ -160,11 +169,29 @@ export function resultWriter(format: OutputFormat, sink: Sink, options: WriterOp
         async batch(batch) {
           const readers = batchReaders(batch);
           if (!cells.numeric.length) cells.numeric = readers.map((r) => r.numeric);
-          collectCells(readers, batch.numRows, cells.rows);
+          let from = 0;
+          if (cells.rows.length < headRows) {
+            from = Math.min(batch.numRows, headRows - cells.rows.length);
+            collectCells(readers, from, cells.rows);
+          }
+          if (from < batch.numRows && Number.isFinite(max)) {
+            tail.push(from ? batch.slice(from) : batch);
+            tailCount += batch.numRows - from;
+            while (tail.length > 1 && tailCount - tail[0].numRows >= tailRows) tailCount -= tail.shift()!.numRows;
+          }
           rows += batch.numRows;
         },
         async end() {
           if (!cells.numeric.length) cells.numeric = cells.fields.map((f) => /Int|Float|Decimal/.test(String(f.type)));
+          if (tailCount) {
+            const tailCells: (string | null)[][] = [];
+            for (const b of tail) collectCells(batchReaders(b), b.numRows, tailCells);
+            const keep = tailCells.slice(-tailRows);
+            const hidden = rows - cells.rows.length - keep.length;
+            if (hidden > 0) cells.rows.push(cells.fields.map((_f, i) => (i === 0 ? `… ${hidden} rows` : '…')));
+            cells.rows.push(...keep);
+            tail = [];
+          }
           let text = cells.fields.length ? `${renderTable(cells, options.style, options.width)}\n` : '';
           if (options.footer !== false) text += `(${rows} row${rows === 1 ? '' : 's'})\n`;
           await sink.write(text);

@@ -34,7 +34,11 @@ export async function printStatement(
   const result = await session.run(sql, params, signal);
   const writer = resultWriter(format, sink, options);
   await writer.begin(result.schema);
-  for await (const batch of result.batches) await writer.batch(batch);
+  for await (const batch of result.batches) {
+    await writer.batch(batch);
+    // Pulling batches settles only promises; give I/O (the shell's Ctrl-C keypress) a turn.
+    if (signal) await new Promise((resolve) => setImmediate(resolve));
+  }
   return writer.end();
 }
 

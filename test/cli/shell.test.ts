@@ -1,0 +1,136 @@
+/**
+ * The interactive shell, driven through a pseudo-terminal (util-linux `script` runs `quiver sql`
+ * on a pty; the test types into it and reads the screen): a multi-line statement, .tables,
+ * .schema, .timer, Ctrl-C cancelling a long statement without leaving the shell, and history
+ * recalled (Up arrow) in a second session.
+ */
+import test from 'ava';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { QUIVER_BIN, quiver, tempDir } from './quiver-process.js';
+import { writeCsv } from './load-data.js';
+
+const hasScript = spawnSync('script', ['--version']).status === 0;
+
+class Pty {
+  private out = '';
+  private seen = 0;
+  readonly child: ChildProcess;
+  constructor(args: string[], env: NodeJS.ProcessEnv) {
+    const command = [process.execPath, QUIVER_BIN, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
+    this.child = spawn('script', ['-qfec', `stty cols 100 rows 40; exec ${command}`, '/dev/null'], { env: { ...process.env, NO_COLOR: '1', ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.child.stdout!.on('data', (b: Buffer) => (this.out += b.toString('utf8')));
+    this.child.stderr!.on('data', (b: Buffer) => (this.out += b.toString('utf8')));
+  }
+  /** The screen text since the last expect, without terminal control sequences. */
+  private fresh(): string {
+    // (Only the last 200 kB of a flood: the prompt and markers are at its end.)
+    // eslint-disable-next-line no-control-regex
+    return this.out.slice(Math.max(this.seen, this.out.length - 200_000)).replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').replace(/\r/g, '');
+  }
+  async expect(pattern: RegExp, timeoutMs = 60_000): Promise<string> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const text = this.fresh();
+      const m = pattern.exec(text);
+      if (m) {
+        // Consume up to the match's end in the raw buffer (approximately: the whole buffer).
+        this.seen = this.out.length;
+        return text;
+      }
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${pattern}; screen:\n${text.slice(-2000)}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  mark(): number {
+    return this.out.length;
+  }
+  count(from: number, pattern: RegExp): number {
+    return this.out.slice(from).match(pattern)?.length ?? 0;
+  }
+  /** Resolves once this many characters arrived since the last expect. */
+  async flowing(chars: number, timeoutMs = 60_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.out.length - this.seen < chars) {
+      if (Date.now() > deadline) throw new Error('no output');
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  }
+  send(text: string): void {
+    this.child.stdin!.write(text);
+  }
+  async exit(): Promise<number> {
+    return new Promise((resolve) => {
+      if (this.child.exitCode !== null) return resolve(this.child.exitCode);
+      const timer = setTimeout(() => this.child.kill('SIGKILL'), 20_000);
+      this.child.on('close', (code) => {
+        clearTimeout(timer);
+        resolve(code ?? -1);
+      });
+    });
+  }
+}
+
+test('shell: multi-line statement, .tables, .schema, .timer, Ctrl-C cancels, history is recalled', async (t) => {
+  if (!hasScript) return t.pass('util-linux script is not installed');
+  const dir = tempDir();
+  try {
+    const db = join(dir.path, 'db');
+    const csv = join(dir.path, 'big.csv');
+    await writeCsv(csv, 200_000);
+    t.is((await quiver(['load', 'big', csv, '--data', db, '--primary-key', 'id', '-q'])).code, 0);
+    const env = { QUIVER_HISTORY: join(dir.path, 'history') };
+
+    const sh = new Pty(['sql', '--data', db], env);
+    await sh.expect(/quiver> $/);
+    sh.send('SELECT count(*) AS n,\r');
+    await sh.expect(/ -> $/);
+    sh.send('  max(id) AS top FROM big\r');
+    await sh.expect(/ -> $/);
+    sh.send(';\r');
+    const counted = await sh.expect(/\(1 row\)\nquiver> $/);
+    t.regex(counted, /│ +200000 │ +199999 │/);
+
+    sh.send('.tables\r');
+    t.regex(await sh.expect(/quiver> $/), /\nbig\n/);
+    sh.send('.schema big\r');
+    t.regex(await sh.expect(/quiver> $/), /primary key: \(id\)[\s\S]*regions: 1/);
+    sh.send('.timer on\r');
+    await sh.expect(/quiver> $/);
+    sh.send("SELECT 'x' AS y;\r");
+    t.regex(await sh.expect(/quiver> $/), /\(1 row\)\nTime: [\d.]+ ms/);
+
+    // A long statement: every row as NDJSON through the terminal, pulled as the pty drains.
+    sh.send('.format ndjson\r');
+    await sh.expect(/quiver> $/);
+    const mark = sh.mark();
+    sh.send('SELECT * FROM big;\r');
+    await new Promise((r) => setTimeout(r, 150));
+    sh.send('\x03');
+    await sh.expect(/cancelled\n(Time: [\d.]+ ms\n)?quiver> $/);
+    const printed = sh.count(mark, /"id":/g);
+    t.log(`${printed} of 200000 rows printed before Ctrl-C took effect`);
+    t.true(printed < 200_000, 'the stream stopped before its end');
+    // The shell is still there.
+    sh.send('.format table\r');
+    await sh.expect(/quiver> $/);
+    sh.send('SELECT 41 + 1 AS answer;\r');
+    t.regex(await sh.expect(/quiver> $/), /│ +42 │/);
+    sh.send('.quit\r');
+    t.is(await sh.exit(), 0);
+
+    // History across sessions: Up arrow twice recalls the statement before .quit.
+    const again = new Pty(['sql', '--data', db], env);
+    await again.expect(/quiver> $/);
+    again.send('\x1b[A');
+    await again.expect(/\.quit/);
+    again.send('\x1b[A');
+    await again.expect(/SELECT 41 \+ 1 AS answer;/);
+    again.send('\r');
+    t.regex(await again.expect(/\(1 row\)\nquiver> $/), /│ +42 │/);
+    again.send('\x04'); // Ctrl-D
+    t.is(await again.exit(), 0);
+  } finally {
+    dir.remove();
+  }
+});
