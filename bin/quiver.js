@@ -1,6 +1,13 @@
 #!/usr/bin/env node
-// The `quiver` command: runs src/cli.ts through tsx, so no build step is needed.
-import { register } from 'tsx/esm/api';
+// The `quiver` command. In a source checkout (src/ is there) it runs src/cli.ts through tsx, so
+// edits need no build; an installed package ships only the compiled dist/ and runs that.
+import { existsSync } from 'node:fs';
 
-register();
-await import('../src/cli.ts');
+const source = new URL('../src/cli.ts', import.meta.url);
+if (existsSync(source)) {
+  const { register } = await import('tsx/esm/api');
+  register();
+  await import(source.href);
+} else {
+  await import('../dist/src/cli.js');
+}
