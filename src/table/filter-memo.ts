@@ -69,7 +69,18 @@ export function filteredRows(
   }
   let filterRows = 0;
   if (!memo) {
-    const mask = new Uint8Array(rowCount);
+    // A new filter on a full list takes the least recently used memo's place — and its mask
+    // buffer when large enough: fresh allocations of rowCount bytes per query and source (a new
+    // parameter value is a new filter) cost more in page faults than zeroing an old buffer. No
+    // reader holds a memo's buffers past its synchronous use (scans copy what they read lazily).
+    let mask: Uint8Array | undefined;
+    let spare: Uint8Array | undefined;
+    if (list && list.length >= MAX_FILTERS_PER_SOURCE) {
+      const evicted = list.pop()!;
+      if (evicted.mask.length >= rowCount) mask = evicted.mask.fill(0, 0, rowCount);
+      if (evicted.allowed !== evicted.mask && evicted.allowed.length >= rowCount) spare = evicted.allowed;
+    }
+    mask ??= new Uint8Array(rowCount);
     filterRows = evaluate(0, mask);
     if (liveCount === rowCount) {
       // Every row live: allowed = mask, shared until the live state changes (then it is copied).
@@ -77,11 +88,11 @@ export function filteredRows(
       for (let i = 0; i < rowCount; i++) count += mask[i];
       memo = { key, rows: rowCount, mask, state, liveRows: rowCount, cleared: state.cleared.length, allowed: mask, allowedCount: count };
     } else {
-      memo = { key, rows: rowCount, mask, state, liveRows: 0, cleared: state.cleared.length, allowed: new Uint8Array(rowCount), allowedCount: 0 };
+      // `allowed` is written for every row below (live ∧ mask), so a spare buffer needs no zeroing.
+      memo = { key, rows: rowCount, mask, state, liveRows: 0, cleared: state.cleared.length, allowed: spare ?? new Uint8Array(rowCount), allowedCount: 0 };
     }
     if (!list) memos.set(owner, (list = []));
     list.unshift(memo);
-    if (list.length > MAX_FILTERS_PER_SOURCE) list.pop();
   } else {
     if (at > 0) list!.unshift(...list!.splice(at, 1)); // most recently used first
     if (memo.rows < rowCount) {
