@@ -202,6 +202,7 @@ export class FlightSqlClient {
   ) {
     const { address, tls } = parseFlightUrl(url);
     const creds = options.credentials ?? (tls ? credentials.createSsl(options.rootCerts ?? null) : credentials.createInsecure());
+    if (tls) quietIpServername();
     this.raw = new FlightServiceClient(address, creds, {
       'grpc.max_receive_message_length': options.maxReceiveBytes ?? -1,
       'grpc.max_send_message_length': -1,
@@ -503,6 +504,23 @@ export class FlightSqlClient {
     }
     return keys.sort((a, b) => a.seq - b.seq).map((k) => k.column);
   }
+}
+
+/**
+ * grpc-js passes the host as the TLS server name, and Node warns (DEP0123) when that is an IP
+ * address (`grpc+tls://127.0.0.1:…`); the certificate is still checked against the IP. The CLI
+ * would print that warning on every run, so this one warning is dropped.
+ */
+let ipServernameQuiet = false;
+function quietIpServername(): void {
+  if (ipServernameQuiet) return;
+  ipServernameQuiet = true;
+  const emit = process.emitWarning.bind(process) as (...args: unknown[]) => void;
+  process.emitWarning = ((warning: unknown, ...rest: unknown[]) => {
+    const code = typeof rest[0] === 'object' && rest[0] !== null ? (rest[0] as { code?: string }).code : rest[1];
+    if (code === 'DEP0123') return;
+    emit(warning, ...rest);
+  }) as typeof process.emitWarning;
 }
 
 /** Cancels `call` when `signal` aborts; returns the detach function. */
