@@ -95,12 +95,11 @@ function buildProgram(terminal: Terminal, setCode: (code: number) => void): Comm
   addConnectionOptions(
     program
       .command('scan')
-      .description('print the live rows of a table (Table.scan, no SQL)')
+      .description('print the live rows of a table (Table.scan, no SQL; with --connect a SELECT on the server)')
       .argument('<table>')
       .addOption(formatOption())
       .option('--limit <n>', 'at most this many rows')
       .option('--columns <a,b>', 'only these columns'),
-    { remote: false },
   ).action(async (table: string, flags) => {
     setCode(await (await import('./scan.js')).runScan(table, flags, terminal));
   });

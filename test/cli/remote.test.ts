@@ -115,7 +115,7 @@ test('errors: unknown table -> not_found, bad SQL -> invalid, unreachable server
   t.is(usage.code, 2);
 });
 
-test('tables and describe over --connect (columns and primary key only)', async (t) => {
+test('tables, describe (columns and primary key only) and scan (a SELECT) over --connect', async (t) => {
   const tables = await quiver(['tables', '--connect', server.url]);
   t.is(tables.code, 0, tables.stderr);
   t.true(tables.stdout.split('\n').includes('t'));
@@ -130,6 +130,10 @@ test('tables and describe over --connect (columns and primary key only)', async 
   ]);
   t.deepEqual(info.primaryKey, ['id']);
   t.is(info.regions, undefined);
+  const scan = await quiver(['scan', 't', '--connect', server.url, '--columns', 'id,b', '--limit', '2', '--format', 'ndjson']);
+  t.is(scan.code, 0, scan.stderr);
+  t.is(scan.stdout.trim().split('\n').length, 2);
+  t.regex(scan.stdout, /^\{"id":-?\d+,"b":(true|false|null)\}$/m);
   const none = await quiver(['describe', 'nope', '--connect', server.url]);
   t.is(none.code, 1);
   t.regex(none.stderr, /^quiver: not_found: table nope does not exist/);
