@@ -76,7 +76,7 @@ export interface FlightClientOptions {
   rootCerts?: Buffer;
   /** Explicit channel credentials (overrides the URL scheme). */
   credentials?: ChannelCredentials;
-  /** Extra headers sent on every call. */
+  /** Extra headers sent on every call (this object is used, not copied: the token is added to it). */
   headers?: Record<string, string>;
   /** grpc-js receive limit in bytes (default: none; Quiver's server sends <= 2 MiB bodies). */
   maxReceiveBytes?: number;
@@ -207,7 +207,7 @@ export class FlightSqlClient {
       'grpc.max_receive_message_length': options.maxReceiveBytes ?? -1,
       'grpc.max_send_message_length': -1,
     });
-    this.headers = { ...(options.headers ?? {}) };
+    this.headers = options.headers ?? {};
     this.maxSendBodyBytes = options.maxSendBodyBytes ?? 2 * 1024 * 1024;
   }
 
@@ -247,8 +247,17 @@ export class FlightSqlClient {
     return toClientError(e, this.url);
   }
 
-  /** Basic credentials -> a bearer token, kept for the later calls. */
-  async handshake(user: string, password: string, { signal }: CallOptions = {}): Promise<string> {
+  /** Basic credentials -> a bearer token (from the response header, else the payload), kept for the later calls. */
+  async handshake(user: string, password: string, options: CallOptions = {}): Promise<string> {
+    const { headerToken, payloadToken } = await this.handshakeTokens(user, password, options);
+    const token = headerToken ?? payloadToken;
+    if (!token) throw new QuiverError('invalid', `authentication failed at ${this.url}: the server sent no token`);
+    this.headers.authorization = `Bearer ${token}`;
+    return token;
+  }
+
+  /** The Handshake call itself: the token as sent in the response header and in the payload. */
+  async handshakeTokens(user: string, password: string, { signal }: CallOptions = {}): Promise<{ headerToken: string | null; payloadToken: string }> {
     const md = this.metadata();
     md.set('authorization', `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`);
     const call: ClientDuplexStream<Msg, Msg> = this.raw.Handshake(md);
@@ -263,10 +272,7 @@ export class FlightSqlClient {
       call.end();
       const responses: Msg[] = [];
       for await (const r of call) responses.push(r as Msg);
-      const token = headerToken ?? Buffer.from(responses[0]?.payload ?? []).toString('utf8');
-      if (!token) throw new QuiverError('invalid', `authentication failed at ${this.url}: the server sent no token`);
-      this.headers.authorization = `Bearer ${token}`;
-      return token;
+      return { headerToken, payloadToken: Buffer.from(responses[0]?.payload ?? []).toString('utf8') };
     } catch (e) {
       throw this.error(e);
     } finally {
@@ -290,9 +296,14 @@ export class FlightSqlClient {
     return { type: DescriptorType.CMD, cmd: packAny(Sql[name], message) };
   }
 
+  /** GetFlightInfo of a command, the FlightInfo message as decoded. */
+  flightInfoMessage(name: SqlMessageName, message: Msg, options: CallOptions = {}): Promise<Msg> {
+    return this.unary('GetFlightInfo', this.descriptor(name, message), options.signal);
+  }
+
   /** GetFlightInfo of a command: its schema and the tickets of its endpoints. */
   async flightInfo(name: SqlMessageName, message: Msg, options: CallOptions = {}): Promise<{ schema: Schema; tickets: Buffer[] }> {
-    const info = await this.unary('GetFlightInfo', this.descriptor(name, message), options.signal);
+    const info = await this.flightInfoMessage(name, message, options);
     const schema = info.schema?.length ? decodeEncapsulatedSchema(info.schema) : new Schema([]);
     return { schema, tickets: (info.endpoint ?? []).map((e: Msg) => e.ticket?.ticket ?? Buffer.alloc(0)) };
   }

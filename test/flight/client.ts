@@ -1,16 +1,16 @@
 /**
- * A minimal Flight SQL client on grpc-js for the tests and the benchmark: the server's own service
- * definition and codecs, used from the client side. It exposes the raw FlightData stream (to see
- * message sizes, read slowly, or cancel mid-stream) as well as decoded batches.
+ * The Flight SQL client of the tests and benchmarks: a thin wrapper over the product client
+ * (src/flight/client.ts, which the `quiver --connect` command line uses) keeping the shape the
+ * flight tests were written against. It still exposes the raw FlightData stream (to see message
+ * sizes, read slowly, or cancel mid-stream), the handshake's two token copies, and gRPC errors as
+ * they arrive (ServiceError with `code`, not mapped to Quiver kinds).
  */
-import { type ClientDuplexStream, type ClientReadableStream, credentials, type ChannelCredentials, Metadata, makeGenericClientConstructor } from '@grpc/grpc-js';
-import { type RecordBatch, Schema, Table } from 'apache-arrow';
+import { type ClientReadableStream, type ChannelCredentials, Metadata } from '@grpc/grpc-js';
+import { type RecordBatch, type Schema, Table } from 'apache-arrow';
 import type { IncomingFlightData } from '../../src/flight/flight-data.js';
-import { batchFlightData, decodeEncapsulatedSchema, FlightDataReader, schemaFlightData } from '../../src/flight/framing.js';
-import { Flight, type Msg, packAny, Sql, type SqlMessageName } from '../../src/flight/protocol.js';
-import { flightServiceDefinition } from '../../src/flight/service-definition.js';
-
-const FlightServiceClient = makeGenericClientConstructor(flightServiceDefinition, 'FlightService');
+import { FlightSqlClient } from '../../src/flight/client.js';
+import { decodeEncapsulatedSchema, FlightDataReader } from '../../src/flight/framing.js';
+import { type Msg, packAny, Sql, type SqlMessageName } from '../../src/flight/protocol.js';
 
 export interface ClientOptions {
   /** Raise grpc-js's 4 MiB default receive limit (-1 = none). */
@@ -22,17 +22,38 @@ export interface ClientOptions {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Raw = any;
 
+/** The gRPC error itself (the product client maps it to a Quiver error and keeps it as `cause`). */
+function grpcError(e: unknown): unknown {
+  const cause = (e as { cause?: { code?: unknown } } | undefined)?.cause;
+  return cause && typeof cause.code === 'number' ? cause : e;
+}
+
+async function raw<T>(p: Promise<T>): Promise<T> {
+  try {
+    return await p;
+  } catch (e) {
+    throw grpcError(e);
+  }
+}
+
 export class TestFlightClient {
-  readonly raw: Raw;
+  readonly client: FlightSqlClient;
   headers: Record<string, string>;
 
   constructor(url: string, options: ClientOptions = {}) {
-    const address = url.replace(/^grpc(\+tls|\+tcp)?:\/\//, '');
-    const channelOptions: Record<string, number> = {};
-    if (options.maxReceiveBytes !== undefined) channelOptions['grpc.max_receive_message_length'] = options.maxReceiveBytes;
-    channelOptions['grpc.max_send_message_length'] = 64 * 1024 * 1024;
-    this.raw = new FlightServiceClient(address, options.credentials ?? credentials.createInsecure(), channelOptions);
+    // The headers object is shared: the product client reads it on every call.
     this.headers = { ...(options.headers ?? {}) };
+    this.client = new FlightSqlClient(url.replace(/^grpc\+tcp:/, 'grpc:'), {
+      credentials: options.credentials,
+      headers: this.headers,
+      // grpc-js's default unless raised: some tests check what a default client accepts.
+      maxReceiveBytes: options.maxReceiveBytes ?? 4 * 1024 * 1024,
+      maxSendBodyBytes: 32 * 1024 * 1024,
+    });
+  }
+
+  get raw(): Raw {
+    return this.client.raw;
   }
 
   metadata(): Metadata {
@@ -42,30 +63,14 @@ export class TestFlightClient {
   }
 
   close(): void {
-    this.raw.close();
+    this.client.close();
   }
 
   /** Handshake with Basic credentials; keeps the bearer token for later calls. */
   async handshake(user: string, password: string): Promise<{ headerToken: string | null; payloadToken: string }> {
-    const md = new Metadata();
-    md.set('authorization', `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`);
-    const call: ClientDuplexStream<Msg, Msg> = this.raw.Handshake(md);
-    let headerToken: string | null = null;
-    call.on('metadata', (m: Metadata) => {
-      const v = m.get('authorization')[0];
-      if (typeof v === 'string') headerToken = v.replace(/^Bearer /, '');
-    });
-    call.write({ protocol_version: 0, payload: Buffer.alloc(0) });
-    call.end();
-    const responses: Msg[] = [];
-    for await (const r of call) responses.push(r);
-    const payloadToken = Buffer.from(responses[0]?.payload ?? []).toString('utf8');
-    this.headers.authorization = `Bearer ${headerToken ?? payloadToken}`;
-    return { headerToken, payloadToken };
-  }
-
-  private unary(method: string, request: Msg): Promise<Msg> {
-    return new Promise((resolve, reject) => this.raw[method](request, this.metadata(), (err: Error | null, res: Msg) => (err ? reject(err) : resolve(res))));
+    const result = await raw(this.client.handshakeTokens(user, password));
+    this.headers.authorization = `Bearer ${result.headerToken ?? result.payloadToken}`;
+    return result;
   }
 
   descriptor(name: SqlMessageName, message: Msg): Msg {
@@ -73,7 +78,7 @@ export class TestFlightClient {
   }
 
   async getFlightInfo(name: SqlMessageName, message: Msg): Promise<{ schema: Schema; ticket: Buffer; info: Msg }> {
-    const info = await this.unary('GetFlightInfo', this.descriptor(name, message));
+    const info = await raw(this.client.flightInfoMessage(name, message));
     return { schema: decodeEncapsulatedSchema(info.schema), ticket: info.endpoint[0].ticket.ticket, info };
   }
 
@@ -99,32 +104,8 @@ export class TestFlightClient {
   }
 
   /** DoPut of a command with optional batches; resolves with the PutResult app_metadata messages. */
-  async doPut(name: SqlMessageName, message: Msg, batches: readonly RecordBatch[] = [], schema?: Schema): Promise<Buffer[]> {
-    const call: ClientDuplexStream<Msg, Msg> = this.raw.DoPut(this.metadata());
-    const results: Buffer[] = [];
-    const done = new Promise<void>((resolve, reject) => {
-      call.on('data', (r: Msg) => results.push(r.app_metadata));
-      call.on('end', resolve);
-      call.on('error', reject);
-    });
-    const descriptor = Flight.FlightDescriptor.encode(this.descriptor(name, message));
-    const s = schema ?? batches[0]?.schema ?? new Schema([]);
-    const first = schemaFlightData(s, descriptor);
-    call.write({ descriptor: first.descriptor, header: first.header });
-    for (const b of batches) {
-      for (const fd of batchFlightData(b, 32 * 1024 * 1024)) {
-        const body = Buffer.concat((fd.bodyParts ?? []).map((p) => {
-          const bytes = new Uint8Array(p.buffer, p.byteOffset, p.byteLength);
-          const padded = Buffer.alloc((bytes.byteLength + 7) & ~7);
-          padded.set(bytes);
-          return padded;
-        }));
-        if (!call.write({ header: fd.header, body })) await new Promise((r) => call.once('drain', r));
-      }
-    }
-    call.end();
-    await done;
-    return results;
+  doPut(name: SqlMessageName, message: Msg, batches: readonly RecordBatch[] = [], schema?: Schema): Promise<Buffer[]> {
+    return raw(this.client.doPut(name, message, batches, { schema }));
   }
 
   async update(sql: string): Promise<number> {
@@ -141,10 +122,7 @@ export class TestFlightClient {
     return Number(Sql.DoPutUpdateResult.decode(res).record_count);
   }
 
-  async action(type: string, body: Buffer): Promise<Buffer[]> {
-    const call = this.raw.DoAction({ type, body }, this.metadata());
-    const out: Buffer[] = [];
-    for await (const r of call) out.push((r as Msg).body);
-    return out;
+  action(type: string, body: Buffer): Promise<Buffer[]> {
+    return raw(this.client.action(type, body));
   }
 }
