@@ -4,7 +4,7 @@
  * planner; what stays here reads computed columns: HAVING over aggregates, `_score` / `_distance`
  * conditions, conditions over projected expressions.
  */
-import { makeData, RecordBatch, type Schema, Struct } from 'apache-arrow';
+import { makeData, RecordBatch, Struct } from 'apache-arrow';
 import { evaluateFilter } from '../expr/evaluate.js';
 import { exprToString, type Expr } from '../expr/expr.js';
 import { takeData } from '../kernels/take.js';
