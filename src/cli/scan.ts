@@ -6,7 +6,7 @@
 import { openSession, UsageError, type ConnectionFlags } from './options.js';
 import { resultWriter, type OutputFormat } from './output.js';
 import { EmbeddedSession } from './session.js';
-import { printStatement } from './sql.js';
+import { printStatement } from './print-statement.js';
 import { quoteIdent } from './load/infer.js';
 import type { Terminal } from './terminal.js';
 

@@ -20,7 +20,7 @@ import { describeError } from './errors.js';
 import { openSession } from './options.js';
 import { FORMATS, type OutputFormat } from './output.js';
 import { completeStatements } from './statements.js';
-import { printStatement, type SqlFlags } from './sql.js';
+import { printStatement, type SqlFlags } from './print-statement.js';
 import type { Session } from './session.js';
 import type { Terminal } from './terminal.js';
 

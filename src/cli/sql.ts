@@ -8,39 +8,14 @@
  */
 import { readFileSync } from 'node:fs';
 import { text as readAll } from 'node:stream/consumers';
-import { resultWriter, type OutputFormat, type Sink, type WriterOptions } from './output.js';
 import { splitStatements, type Statement } from './statements.js';
-import type { Session } from './session.js';
-import { openSession, UsageError, type ConnectionFlags, parseParam } from './options.js';
+import { openSession, UsageError, parseParam } from './options.js';
 import { describeError } from './errors.js';
 import { terminalOutput, type Terminal } from './terminal.js';
+import { printStatement, type SqlFlags } from './print-statement.js';
 
-export interface SqlFlags extends ConnectionFlags {
-  file?: string;
-  param?: string[];
-  format: OutputFormat;
-}
-
-/** Runs one statement and writes its result; resolves with the number of rows written. */
-export async function printStatement(
-  session: Session,
-  sql: string,
-  params: readonly unknown[],
-  format: OutputFormat,
-  sink: Sink,
-  options: WriterOptions,
-  signal?: AbortSignal,
-): Promise<number> {
-  const result = await session.run(sql, params, signal);
-  const writer = resultWriter(format, sink, options);
-  await writer.begin(result.schema);
-  for await (const batch of result.batches) {
-    await writer.batch(batch);
-    // Pulling batches settles only promises; give I/O (the shell's Ctrl-C keypress) a turn.
-    if (signal) await new Promise((resolve) => setImmediate(resolve));
-  }
-  return writer.end();
-}
+export type { SqlFlags } from './print-statement.js';
+export { printStatement } from './print-statement.js';
 
 export async function runSql(statement: string | undefined, flags: SqlFlags, terminal: Terminal = terminalOutput()): Promise<number> {
   if (statement !== undefined && flags.file !== undefined) throw new UsageError('give a statement or -f file, not both');
