@@ -244,7 +244,10 @@ export class MaskCompare {
   ) {}
 
   set(out: Uint8Array): number {
-    if (this.constant === false) return 0; // out is fresh (zeros)
+    if (this.constant === false) {
+      out.fill(0); // out may be a reused buffer
+      return 0;
+    }
     if (this.constant === undefined) return this.run!.set(out, this.bits, this.offset);
     out.fill(1);
     return this.bits ? andValidBits(out, this.bits, this.offset, this.n) : this.n;

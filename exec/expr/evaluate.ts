@@ -68,7 +68,8 @@ export interface TriBoolVector {
 
 /**
  * Evaluates a boolean expression on a batch: one byte per row, 1 where it is TRUE, 0 where it
- * is FALSE or NULL. `params[0]` binds `$1`.
+ * is FALSE or NULL. `params[0]` binds `$1`. With `out`, the answer is written there (and
+ * returned as its first n bytes).
  *
  * The expression is taken as a list of conditions (a top-level AND's operands, or itself), all
  * evaluated into the one output mask: NULL and FALSE both drop a row, so at this level AND works
@@ -81,12 +82,14 @@ export interface TriBoolVector {
  * them. An operand that can raise per row sees only the rows still TRUE (the mask), and a plain
  * filter (no value nodes, the common case) asks that once, not once per operand.
  */
-export function evaluateFilter(expr: Expr, batch: RecordBatch, params: readonly unknown[] = []): Uint8Array {
+export function evaluateFilter(expr: Expr, batch: RecordBatch, params: readonly unknown[] = [], out?: Uint8Array): Uint8Array {
   const ctx = new Context(batch, params, expr, evalNode);
   const n = ctx.n;
   const conditions = expr.kind === 'and' ? expr.operands : [expr];
   const guarded = hasValueNodes(expr);
-  const mask = new Uint8Array(n);
+  // `out` (at least n bytes, any content: the first condition writes every row) spares the
+  // caller a copy — the filter memo passes its own mask.
+  const mask = out ? out.subarray(0, n) : new Uint8Array(n);
   let live = -1; // the mask's 1s; -1 until the first condition has written it
   let rows: Uint32Array | null = null; // once few are left: the live row numbers, rows[0..live)
   for (let j = 0; j < conditions.length; j++) {

@@ -162,15 +162,22 @@ function grow(buf: Uint8Array, need: number): Uint8Array {
 }
 
 /** Rows [from, end) of the batches through `evaluate` (whole batches; rows before `from` untouched). */
-export function evaluateBatchesFrom(batches: readonly RecordBatch[], from: number, mask: Uint8Array, evaluate: (batch: RecordBatch) => Uint8Array): number {
+export function evaluateBatchesFrom(
+  batches: readonly RecordBatch[],
+  from: number,
+  mask: Uint8Array,
+  evaluate: (batch: RecordBatch, out?: Uint8Array) => Uint8Array,
+): number {
   let base = 0;
   let evaluated = 0;
   for (const batch of batches) {
     const end = base + batch.numRows;
     if (end > from) {
-      const passed = evaluate(batch); // 1 = TRUE, 0 = FALSE or NULL
+      // Written straight into the mask (1 = TRUE, 0 = FALSE or NULL). Rows of this batch before
+      // `from` were evaluated before by the same deterministic filter: rewritten unchanged.
       const first = Math.max(0, from - base);
-      mask.set(first === 0 ? passed.subarray(0, batch.numRows) : passed.subarray(first, batch.numRows), base + first);
+      const passed = evaluate(batch, mask.subarray(base, end));
+      if (passed.buffer !== mask.buffer || passed.byteOffset !== mask.byteOffset + base) mask.set(passed.subarray(first, batch.numRows), base + first);
       evaluated += end - Math.max(base, from);
     }
     base = end;

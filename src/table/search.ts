@@ -92,7 +92,7 @@ export function prepareSources(
         out.push({ source, live: liveRows, liveCount, liveState, allowed: liveRows, allowedCount: liveCount });
         return;
       }
-      const evaluate = (batch: RecordBatch) => evaluateFilter(filter, batch, params as unknown[] | undefined);
+      const evaluate = (batch: RecordBatch, out?: Uint8Array) => evaluateFilter(filter, batch, params as unknown[] | undefined, out);
       if (sparse && keyValues) {
         const candidates = keyCandidates(source, keyValues);
         if (candidates) {
