@@ -206,6 +206,8 @@ export class FlightSqlClient {
     this.raw = new FlightServiceClient(address, creds, {
       'grpc.max_receive_message_length': options.maxReceiveBytes ?? -1,
       'grpc.max_send_message_length': -1,
+      // Results arrive in MiB-sized messages: a 64 KiB HTTP/2 window would stall each of them.
+      'grpc-node.flow_control_window': 8 * 1024 * 1024,
     });
     this.headers = options.headers ?? {};
     this.maxSendBodyBytes = options.maxSendBodyBytes ?? 2 * 1024 * 1024;

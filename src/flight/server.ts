@@ -173,6 +173,7 @@ export class FlightSqlServer {
     const port = await new Promise<number>((resolve, reject) =>
       this.server.bindAsync(`${bindHost}:${this.options.port ?? 50051}`, credentials, (err, p) => (err ? reject(err) : resolve(p))),
     );
+    widenReceiveWindows(this.server);
     this.sweeper = setInterval(() => {
       this.store.sweep();
       this.auth.sweep();
@@ -1035,3 +1036,28 @@ function checkBatchMatches(batch: RecordBatch, schema: Schema): void {
   }
 }
 
+
+/** Per-stream and per-connection HTTP/2 receive window the server advertises (bytes). */
+const RECEIVE_WINDOW_BYTES = 8 * 1024 * 1024;
+
+/**
+ * grpc-js servers keep Node's default 64 KiB HTTP/2 receive window and take no option to change
+ * it (grpc/grpc-node#3058): every 64 KiB of a DoPut upload waits for a WINDOW_UPDATE the event
+ * loop sends only between other work, so ingest stalls with both ends idle. The window is widened
+ * on each new session through the underlying http2 servers (a private field of grpc-js; without it
+ * the default stays, nothing else changes).
+ */
+function widenReceiveWindows(server: Server): void {
+  const servers = (server as unknown as { http2Servers?: Map<import('node:events').EventEmitter, unknown> }).http2Servers;
+  if (!(servers instanceof Map)) return;
+  for (const http2Server of servers.keys()) {
+    http2Server.on('session', (session: import('node:http2').ServerHttp2Session) => {
+      try {
+        session.setLocalWindowSize(RECEIVE_WINDOW_BYTES);
+        session.settings({ initialWindowSize: RECEIVE_WINDOW_BYTES });
+      } catch {
+        // an old Node or a closed session: the default window stays
+      }
+    });
+  }
+}
