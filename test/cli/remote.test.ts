@@ -5,17 +5,17 @@
  * over TLS, `quiver load` of CSV and Parquet through CommandStatementIngest, and the shell.
  */
 import test from 'ava';
-import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tableFromIPC } from 'apache-arrow';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { quiver, QUIVER_BIN, tempDir } from './quiver-process.js';
+import { quiver, tempDir } from './quiver-process.js';
 import { writeCsv } from './load-data.js';
+import { hasScript, Pty } from './pty.js';
 import { startServe, type ServeProcess } from '../flight/serve-process.js';
 
 const BIG = '9007199254740993'; // 2^53 + 1: a double would print ...992
-const hasScript = spawnSync('script', ['--version']).status === 0;
 
 let server: ServeProcess;
 const dir = tempDir('quiver-remote-');
@@ -208,55 +208,6 @@ test('authentication over TLS: right credentials work, wrong ones and none exit 
   }
 });
 
-class Pty {
-  private out = '';
-  private seen = 0;
-  readonly child: ChildProcess;
-  constructor(args: string[]) {
-    const command = [process.execPath, QUIVER_BIN, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
-    this.child = spawn('script', ['-qfec', `stty cols 100 rows 40; exec ${command}`, '/dev/null'], {
-      env: { ...process.env, NO_COLOR: '1', QUIVER_HISTORY: join(dir.path, 'history') },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    this.child.stdout!.on('data', (b: Buffer) => (this.out += b.toString('utf8')));
-    this.child.stderr!.on('data', (b: Buffer) => (this.out += b.toString('utf8')));
-  }
-  private fresh(): string {
-    // eslint-disable-next-line no-control-regex
-    return this.out.slice(Math.max(this.seen, this.out.length - 200_000)).replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').replace(/\r/g, '');
-  }
-  async expect(pattern: RegExp, timeoutMs = 60_000): Promise<string> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const text = this.fresh();
-      if (pattern.test(text)) {
-        this.seen = this.out.length;
-        return text;
-      }
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${pattern}; screen:\n${text.slice(-2000)}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-  mark(): number {
-    return this.out.length;
-  }
-  count(from: number, pattern: RegExp): number {
-    return this.out.slice(from).match(pattern)?.length ?? 0;
-  }
-  send(text: string): void {
-    this.child.stdin!.write(text);
-  }
-  exit(): Promise<number> {
-    return new Promise((resolve) => {
-      if (this.child.exitCode !== null) return resolve(this.child.exitCode);
-      const timer = setTimeout(() => this.child.kill('SIGKILL'), 20_000);
-      this.child.on('close', (code) => {
-        clearTimeout(timer);
-        resolve(code ?? -1);
-      });
-    });
-  }
-}
 
 test('the shell over --connect: a statement, .tables, .schema, Ctrl-C cancels a streaming query', async (t) => {
   if (!hasScript) return t.pass('util-linux script is not installed');
@@ -265,7 +216,7 @@ test('the shell over --connect: a statement, .tables, .schema, Ctrl-C cancels a 
   const l = await quiver(['load', 'big', csv, '--connect', server.url, '--primary-key', 'id', '-q']);
   t.is(l.code, 0, l.stderr);
 
-  const sh = new Pty(['sql', '--connect', server.url]);
+  const sh = new Pty(['sql', '--connect', server.url], { QUIVER_HISTORY: join(dir.path, 'history') });
   t.regex(await sh.expect(/quiver> $/), new RegExp(`Quiver shell on ${server.url.replace(/[.+]/g, '\\$&')}`));
   sh.send('SELECT count(*) AS n,\r');
   await sh.expect(/ -> $/);
