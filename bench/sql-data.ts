@@ -1,7 +1,7 @@
 /**
  * Data of the SQL benchmark (bench/sql.bench.ts), generated once into typed arrays and handed,
  * unchanged, to both engines: Quiver through `table.put` of zero-copy Arrow batches, DuckDB
- * through its appender (data chunks filled from the same arrays).
+ * through its appender (bench/lib/duckdb.ts: data chunks filled from the same arrays).
  *
  * - `t`: `id BIGINT` (primary key, 0 .. n−1), `a INT` uniform in [0, 1 000 000), `b DOUBLE`
  *   uniform in [0, 1000), `c SMALLINT` uniform in [−1000, 1000), `g INT` uniform in [0, 1000)
@@ -11,8 +11,6 @@
  *   mean something.
  */
 import { Field, FixedSizeList, Float32, Float64, Int16, Int32, Int64, makeData, RecordBatch, Schema, Struct } from 'apache-arrow';
-import type { DuckDBConnection } from '@duckdb/node-api';
-import { ARRAY, arrayValue, BIGINT, DOUBLE, DuckDBDataChunk, FLOAT, INTEGER, SMALLINT } from '@duckdb/node-api';
 import { ClusterModel, Rng } from './search-data.js';
 
 export const A_RANGE = 1_000_000;
@@ -111,35 +109,4 @@ export function vectorBatch(schema: Schema, r: VectorRows, start: number, end: n
     }),
   ];
   return new RecordBatch(schema, makeData({ type: new Struct(schema.fields), length: len, nullCount: 0, children }));
-}
-
-const CHUNK = 2048;
-
-/** `CREATE TABLE name` in DuckDB and the rows through the appender, 2048-row data chunks. */
-export async function duckLoadNumeric(conn: DuckDBConnection, name: string, r: NumericRows): Promise<void> {
-  await conn.run(`CREATE TABLE ${name} (id BIGINT PRIMARY KEY, a INTEGER, b DOUBLE, c SMALLINT, g INTEGER)`);
-  const appender = await conn.createAppender(name);
-  const types = [BIGINT, INTEGER, DOUBLE, SMALLINT, INTEGER];
-  for (let s = 0; s < r.n; s += CHUNK) {
-    const e = Math.min(r.n, s + CHUNK);
-    const chunk = DuckDBDataChunk.create(types, e - s);
-    chunk.setColumns([Array.from(r.id.subarray(s, e)), Array.from(r.a.subarray(s, e)), Array.from(r.b.subarray(s, e)), Array.from(r.c.subarray(s, e)), Array.from(r.g.subarray(s, e))]);
-    appender.appendDataChunk(chunk);
-  }
-  appender.closeSync();
-}
-
-export async function duckLoadVectors(conn: DuckDBConnection, name: string, r: VectorRows): Promise<void> {
-  await conn.run(`CREATE TABLE ${name} (id BIGINT PRIMARY KEY, cat INTEGER, emb FLOAT[${r.dim}])`);
-  const appender = await conn.createAppender(name);
-  const types = [BIGINT, INTEGER, ARRAY(FLOAT, r.dim)];
-  for (let s = 0; s < r.n; s += CHUNK) {
-    const e = Math.min(r.n, s + CHUNK);
-    const chunk = DuckDBDataChunk.create(types, e - s);
-    const embs = [];
-    for (let i = s; i < e; i++) embs.push(arrayValue(Array.from(r.emb.subarray(i * r.dim, (i + 1) * r.dim))));
-    chunk.setColumns([Array.from(r.id.subarray(s, e)), Array.from(r.cat.subarray(s, e)), embs]);
-    appender.appendDataChunk(chunk);
-  }
-  appender.closeSync();
 }

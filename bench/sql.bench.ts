@@ -51,14 +51,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { add, complete, configure, cycle, suite } from 'benny';
 import type { Table as ArrowTable } from 'apache-arrow';
+import * as duckdb from '@duckdb/node-api';
 import { ARRAY, arrayValue, DOUBLE, DuckDBInstance, FLOAT, INTEGER, type DuckDBConnection, type DuckDBType, type DuckDBResultReader, type DuckDBValue } from '@duckdb/node-api';
 import { connect, type Database } from '../src/database.js';
 import { envList, envNumber } from './env.js';
 import { Rng } from './search-data.js';
 import {
   clusterModel,
-  duckLoadNumeric,
-  duckLoadVectors,
   makeNumericRows,
   makeVectorRows,
   numericBatch,
@@ -66,6 +65,7 @@ import {
   vectorBatch,
   vectorSchema,
 } from './sql-data.js';
+import { duckLoadNumeric, duckLoadVectors } from './lib/duckdb.js';
 
 // ---- settings --------------------------------------------------------------------------------
 
@@ -316,7 +316,7 @@ async function main(): Promise<void> {
     Object.assign(build, await layout(db, 't'));
     log(`Quiver: ${SQL_ROWS} rows in ${build.generations} generations + ${build.memtableRows} MemTable rows, loaded in ${(build.quiverLoadMs / 1000).toFixed(1)} s (flushes ${(build.quiverFlushMs / 1000).toFixed(1)} s)`);
     t0 = performance.now();
-    await duckLoadNumeric(conn, 't', rows);
+    await duckLoadNumeric(duckdb, conn, 't', rows);
     build.duckLoadMs = performance.now() - t0;
     log(`DuckDB: ${SQL_ROWS} rows appended in ${(build.duckLoadMs / 1000).toFixed(1)} s`);
     // Warm the generation cache (the first read decodes each generation).
@@ -451,7 +451,7 @@ async function knnCase(
   }
   build.knnQuiverLoadMs = performance.now() - t0 - build.knnIndexMs;
   t0 = performance.now();
-  await duckLoadVectors(conn, 'v', rows);
+  await duckLoadVectors(duckdb, conn, 'v', rows);
   build.knnDuckLoadMs = performance.now() - t0;
   log(`KNN tables: Quiver v and vi loaded in ${(build.knnQuiverLoadMs / 1000).toFixed(1)} s (+ IVF-PQ index ${(build.knnIndexMs / 1000).toFixed(1)} s), DuckDB in ${(build.knnDuckLoadMs / 1000).toFixed(1)} s`);
 
