@@ -17,6 +17,8 @@ const HERE = path.dirname(new URL(import.meta.url).pathname);
 const SUITES: [string, string][] = [
   ['memtable', 'memtable.bench.ts'],
   ['sql', 'sql-vs-duckdb.bench.ts'],
+  ['write', 'write-vs-lancedb.bench.ts'],
+  ['search', 'search-vs-lancedb.bench.ts'],
 ];
 
 const onlyArg = process.argv.indexOf('--only');

@@ -64,7 +64,7 @@
  * write more than S3_MAX_BYTES (default 1.2 GB) before its bucket is emptied, and the server's
  * garbage collector is run after each case (see collectRadosgwGarbage).
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -76,7 +76,8 @@ import { DEFAULT_WRITER_CONFIG, type RegionWriterConfig } from '../src/region/wr
 import { LocalObjectStore } from '../src/storage/local-store.js';
 import { RetryingObjectStore } from '../src/storage/retrying-store.js';
 import type { Table } from '../src/table/table.js';
-import { loadS3Env, makeTestBucketStore, s3EnvPath } from '../test/helpers/s3-env.js';
+import { loadS3Env, makeTestBucketStore } from '../test/helpers/s3-env.js';
+import { collectRadosgwGarbage } from './lib/radosgw.js';
 import { benchSchema, estimatedBytes, estimatedRowBytes, makeBatches } from './data.js';
 import { TimingStore } from './timing-store.js';
 import { envNumber, envList } from './env.js';
@@ -276,19 +277,6 @@ async function openTarget(name: string): Promise<Target> {
     };
   }
   throw new Error(`unknown target ${name} (use local or s3)`);
-}
-
-/**
- * radosgw frees the tail stripes of deleted objects only in its garbage collector, two hours
- * later by default, and the test server keeps objects in 2 GiB of RAM: a few benchmark runs in a
- * row would fill it and stall every later write. When the test server's config is at hand
- * (test/s3/radosgw.sh), collect the garbage now. Best effort: a missing tool changes nothing.
- */
-function collectRadosgwGarbage(): void {
-  const conf = path.join(path.dirname(s3EnvPath()), 'ceph.conf');
-  if (!existsSync(conf)) return;
-  const r = spawnSync('radosgw-admin', ['-c', conf, 'gc', 'process', '--include-all'], { timeout: 60_000, stdio: 'ignore' });
-  if (r.error || r.status !== 0) console.warn(`note: radosgw-admin gc process did not run (${r.error?.message ?? `exit ${r.status}`}); deleted objects stay in the server's memory until its own GC`);
 }
 
 interface CaseResult {

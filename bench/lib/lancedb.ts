@@ -37,12 +37,17 @@ export interface LanceTable {
   optimize(options?: unknown): Promise<unknown>;
   countRows(filter?: string): Promise<number>;
   stats(): Promise<{ fragmentStats?: { numFragments?: number } }>;
+  mergeInsert(on: string): { whenMatchedUpdateAll(): { whenNotMatchedInsertAll(): { execute(data: unknown): Promise<unknown> } } };
+  version(): Promise<number>;
+  /** Pins the table object to an older version (read-only), e.g. the state before optimize(). */
+  checkout(version: number): Promise<void>;
   close(): void;
 }
 
 export interface LanceConnection {
   createTable(name: string, data: unknown): Promise<LanceTable>;
   createEmptyTable(name: string, schema: unknown): Promise<LanceTable>;
+  openTable(name: string): Promise<LanceTable>;
   close(): void;
 }
 

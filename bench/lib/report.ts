@@ -49,6 +49,8 @@ export interface SuiteReport {
   targets: TargetVerdict[];
   notes: string[];
   skipped: string[];
+  /** What "speedup vs peer" compares: p50 latency (default) or throughput. */
+  ratioBy?: 'latency' | 'throughput';
 }
 
 export const RESULTS_DIR = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', 'results', 'peers');
@@ -57,10 +59,10 @@ export function newReport(suite: string, title: string, settings: Record<string,
   return { suite, title, mode: MODE, startedAt: new Date().toISOString(), machine: machineInfo(), settings, measurements: [], targets: [], notes: [], skipped: [] };
 }
 
-/** Peer p50 over contender p50 (how many times faster); for a rate without latencies, contender over peer. */
-export function speedup(m: Measurement, peer: Measurement | undefined): number {
+/** Peer p50 over contender p50 (how many times faster), or contender's rate over the peer's. */
+export function speedup(m: Measurement, peer: Measurement | undefined, by: 'latency' | 'throughput' = 'latency'): number {
   if (!peer) return NaN;
-  if (m.latency && peer.latency) return peer.latency.p50 / m.latency.p50;
+  if (by === 'latency' && m.latency && peer.latency) return peer.latency.p50 / m.latency.p50;
   if (m.throughput && peer.throughput) return m.throughput.value / peer.throughput.value;
   return NaN;
 }
@@ -74,9 +76,9 @@ export const fmt = (x: number | undefined, digits = 2): string => (x === undefin
 function rowsOf(report: SuiteReport): { head: string[]; rows: string[][] } {
   const extras = [...new Set(report.measurements.flatMap((m) => Object.keys(m.extra ?? {})))];
   const withRows = report.measurements.some((m) => m.rows !== undefined);
-  const head = [...(withRows ? ['rows'] : []), 'group', 'contender', 'p50 ms', 'p90 ms', 'p99 ms', 'throughput', ...extras, 'speedup vs peer'];
+  const head = [...(withRows ? ['rows'] : []), 'group', 'contender', 'p50 ms', 'p90 ms', 'p99 ms', 'throughput', ...extras, `speedup vs peer (${report.ratioBy ?? 'latency'})`];
   const rows = report.measurements.map((m) => {
-    const ratio = speedup(m, peerOf(report, m));
+    const ratio = speedup(m, peerOf(report, m), report.ratioBy);
     return [
       ...(withRows ? [m.rows?.toLocaleString('en-US') ?? ''] : []),
       m.group,
