@@ -7,8 +7,10 @@
  * keeps its schema and the rows are upserted by primary key. File columns are matched to table
  * columns by name; a table column the file lacks is NULL.
  *
- * Batches of `--batch-rows` rows are written in order with at most two writes in flight, so
- * memory is bounded by a few batches whatever the file's size. Each write resolves once durable;
+ * Batches of `--batch-rows` rows are built in Arrow form from small chunks of parsed rows and
+ * written in order with at most two writes in flight. Memory is bounded whatever the file's size:
+ * by those batches, the MemTables waiting for their flush (a budget of their own, see
+ * LOADER_OPTIONS) and a small cache of flushed generations. Each write resolves once durable;
  * the loader counts rows as durable only then. A bad row (a value that does not fit its column,
  * a malformed line) fails the load naming its line (text) or row (Arrow, Parquet) and how many
  * rows were durably loaded before it — the rows of the batch being built are not written. With
@@ -37,6 +39,13 @@ export interface LoadFlags extends ConnectionFlags {
 
 /** At most this many writes in flight (each resolves once durable). */
 const MAX_IN_FLIGHT = 2;
+/**
+ * An embedded load only writes: flushed generations need not stay in memory for reads (the
+ * cache would otherwise keep up to 512 MiB of the table just loaded), and frozen MemTables
+ * waiting for their flush are held to a smaller budget, so memory is set by these and the batch
+ * size, not by the file.
+ */
+const LOADER_OPTIONS = { generationCacheBytes: 16 * 1024 * 1024, writer: { maxUnflushedMemtableBytes: 64 * 1024 * 1024 } };
 /** Skipped rows listed on standard error (all are counted). */
 const LIST_SKIPPED = 10;
 
@@ -53,7 +62,7 @@ async function openSource(file: string, flags: LoadFlags): Promise<LoadSource> {
   const skipBadRecords = flags.onError === 'skip';
   switch (format) {
     case 'csv':
-      return openCsv(file, { delimiter: flags.delimiter === '\\t' ? '\t' : flags.delimiter, skipBadRecords, chunkRows: Number(flags.batchRows) || undefined });
+      return openCsv(file, { delimiter: flags.delimiter === '\\t' ? '\t' : flags.delimiter, skipBadRecords });
     case 'ndjson':
       return openNdjson(file, { skipBadRecords });
     case 'arrow':
@@ -105,7 +114,7 @@ export async function runLoad(table: string, file: string, flags: LoadFlags, ter
   const batchRows = Number(flags.batchRows);
   if (!Number.isInteger(batchRows) || batchRows < 1) throw new UsageError(`--batch-rows must be a positive integer, got ${flags.batchRows}`);
   const source = await openSource(file, flags);
-  const session = await openSession(flags);
+  const session = await openSession(flags, LOADER_OPTIONS);
   const started = performance.now();
   let rowsDurable = 0;
   let ingest: Ingest | undefined;
@@ -149,8 +158,10 @@ export async function runLoad(table: string, file: string, flags: LoadFlags, ter
           await write(new RecordBatch(schema, makeData({ type: new Struct(schema.fields), length: b.numRows, nullCount: 0, children })));
         } else {
           const vectors = b.schema.fields.map((_f, c) => b.getChildAt(c)!);
-          for (let r = 0; r < b.numRows; r++) appendRow(builders, target, missing, (c) => vectorValue(vectors[c], r), chunk.firstRow + r, source, flags, skippedValues);
-          await write(fromBuilders());
+          for (let r = 0; r < b.numRows; r++) {
+            appendRow(builders, target, missing, (c) => vectorValue(vectors[c], r), chunk.firstRow + r, source, flags, skippedValues);
+            if (builders[0].length === batchRows) await write(fromBuilders());
+          }
         }
         rowsRead += b.numRows;
       } else {
@@ -158,12 +169,18 @@ export async function runLoad(table: string, file: string, flags: LoadFlags, ter
         for (let r = 0; r < rows.length; r++) {
           const row = rows[r];
           appendRow(builders, target, missing, (c) => row[c], positions[r], source, flags, skippedValues);
+          if (builders[0].length === batchRows) await write(fromBuilders());
         }
-        if (builders[0].length > 0) await write(fromBuilders());
         rowsRead += rows.length;
       }
       progress.update(rowsRead, source.bytesRead());
+      // Parsing never waits while rows are buffered, so without this the loader would run on
+      // microtasks alone and starve the writer's flush (each flush step waits for a turn of the
+      // event loop): MemTables would pile up until backpressure. One turn per chunk keeps the
+      // flush in step with the load.
+      await new Promise<void>((resolve) => setImmediate(resolve));
     }
+    if (builders[0].length > 0) await write(fromBuilders());
     while (inFlight.length) rowsDurable += await inFlight.shift()!;
     const stored = await ingest.finish();
     progress.stop();

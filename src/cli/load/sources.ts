@@ -54,6 +54,11 @@ export interface LoadSource {
   readonly columns: string[];
   /** SQL types for a new table, aligned with columns. */
   proposedTypes(): string[];
+  /**
+   * Typed formats hand over batches of at most `batchRows` rows; text formats (and Parquet, read
+   * as rows) hand over rows in chunks of at most `ROW_CHUNK_ROWS`, whatever `batchRows` is, so the
+   * per-row JS values die young: the loader builds its batches in Arrow form.
+   */
   chunks(batchRows: number): AsyncIterable<RowChunk | BatchChunk>;
   /** Size of the input in bytes (NaN when unknown: standard input). */
   readonly totalBytes: number;
@@ -74,6 +79,14 @@ export function formatFromName(file: string): InputFormat | undefined {
 }
 
 const SAMPLE_ROWS = 1000;
+
+/**
+ * Rows of parsed values handed over at once (see `LoadSource.chunks`). A row of values is a JS
+ * array and a string per field (~200 bytes for five columns); a batch's worth of them held at
+ * once was most of the loader's heap and, surviving young-generation collections, made the heap
+ * grow between full collections. Must hold the inference sample and the header.
+ */
+export const ROW_CHUNK_ROWS = 1024;
 
 function byteCounter(): Transform & { bytes: number } {
   const t = new Transform({
@@ -153,7 +166,7 @@ async function* recordArrays(parser: NodeJS.ReadableStream, size: number): Async
   }
 }
 
-export async function openCsv(file: string, options: { delimiter: string; skipBadRecords: boolean; chunkRows?: number }): Promise<LoadSource> {
+export async function openCsv(file: string, options: { delimiter: string; skipBadRecords: boolean }): Promise<LoadSource> {
   const { stream, totalBytes } = openInput(file);
   const counter = byteCounter();
   const skipped: SkippedRow[] = [];
@@ -161,7 +174,7 @@ export async function openCsv(file: string, options: { delimiter: string; skipBa
   parser.on('skip', (err: CsvError & { lines?: number }) => skipped.push({ position: err.lines ?? 0, message: err.message }));
   stream.pipe(counter).pipe(parser);
   stream.on('error', (e) => parser.destroy(e));
-  const arrays = recordArrays(parser, Math.max(SAMPLE_ROWS, options.chunkRows ?? 65_536));
+  const arrays = recordArrays(parser, ROW_CHUNK_ROWS);
   let first: string[][];
   try {
     const next = await arrays.next();
@@ -205,13 +218,14 @@ export async function openCsv(file: string, options: { delimiter: string; skipBa
     totalBytes,
     bytesRead: () => counter.bytes,
     skipped,
-    async *chunks(batchRows) {
-      // Exactly batchRows rows a chunk, whatever arrays the parser hands over.
+    async *chunks() {
+      // Exactly ROW_CHUNK_ROWS rows a chunk, whatever arrays the parser hands over.
+      const size = ROW_CHUNK_ROWS;
       let pending: string[][] = first.slice(1);
       const full = function* (final: boolean): Generator<RowChunk> {
         let k = 0;
-        for (; pending.length - k >= batchRows || (final && k < pending.length); k += batchRows) {
-          const rows = pending.slice(k, k + batchRows);
+        for (; pending.length - k >= size || (final && k < pending.length); k += size) {
+          const rows = pending.slice(k, k + size);
           yield { kind: 'rows', rows, positions: positionsOf(rows) };
         }
         pending = k === 0 ? pending : pending.slice(k);
@@ -298,7 +312,7 @@ export async function openNdjson(file: string, options: { skipBadRecords: boolea
     totalBytes,
     bytesRead: () => counter.bytes,
     skipped,
-    async *chunks(batchRows) {
+    async *chunks() {
       let rows: unknown[][] = [];
       let positions: number[] = [];
       for await (const { value, line } of rest()) {
@@ -311,7 +325,7 @@ export async function openNdjson(file: string, options: { skipBadRecords: boolea
         }
         rows.push(toRow(value));
         positions.push(line);
-        if (rows.length >= batchRows) {
+        if (rows.length >= ROW_CHUNK_ROWS) {
           yield { kind: 'rows', rows, positions };
           rows = [];
           positions = [];
@@ -504,15 +518,15 @@ export async function openParquet(file: string): Promise<LoadSource> {
     totalBytes,
     bytesRead: () => (totalRows ? (totalBytes * rowsRead) / totalRows : 0),
     skipped: [],
-    async *chunks(batchRows) {
+    async *chunks() {
       let groupStart = 0;
       for (const group of metadata.row_groups) {
         const groupEnd = groupStart + Number(group.num_rows);
         for (let start = groupStart; start < groupEnd; start += PARQUET_READ_ROWS) {
           const end = Math.min(groupEnd, start + PARQUET_READ_ROWS);
           const rows = await read(start, end);
-          for (let k = 0; k < rows.length; k += batchRows) {
-            const part = rows.slice(k, k + batchRows);
+          for (let k = 0; k < rows.length; k += ROW_CHUNK_ROWS) {
+            const part = rows.slice(k, k + ROW_CHUNK_ROWS);
             yield { kind: 'rows', rows: part, positions: part.map((_r, j) => start + k + j + 1) };
           }
           rowsRead = end;
