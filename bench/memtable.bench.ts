@@ -32,8 +32,8 @@ const BATCH = 100;
 const DIM = 128;
 const K = 10;
 const NPROBES = 8;
-const ROUNDS = byMode(2, 5);
-const MAX_TIME = byMode(0.4, 1.5);
+const ROUNDS = byMode(1, 5);
+const MAX_TIME = byMode(0.3, 1.5);
 const QUIVER = 'Quiver MemTable';
 const LANCE_ONE = 'LanceDB, 1 fragment';
 const LANCE_MANY = `LanceDB, ${ROWS / BATCH} fragments`;
@@ -92,7 +92,7 @@ async function lanceEngine(peer: LancePeer, name: string, fragments: 'one' | 'pe
     table = await l.db.createTable('mt', parts[0]);
     for (const p of parts.slice(1)) await table.add(p);
   }
-  await table.createIndex('vector', { config: peer.index.ivfPq({ numPartitions: Math.round(Math.sqrt(ROWS)), numSubVectors: DIM / 8, distanceType: 'l2' }) });
+  await table.createIndex('vector', { config: peer.ivfPq(Math.round(Math.sqrt(ROWS)), DIM / 8) });
   await table.createIndex('text', { config: peer.index.fts({ withPosition: false }) });
   await table.createIndex('id', { config: peer.index.btree() });
   const stats = await table.stats();
@@ -109,14 +109,20 @@ async function lanceEngine(peer: LancePeer, name: string, fragments: 'one' | 'pe
 
 // ---- run -------------------------------------------------------------------------------------
 
-const engines: Engine[] = [await quiverEngine()];
+async function built(make: () => Promise<Engine>): Promise<Engine> {
+  const t0 = performance.now();
+  const e = await make();
+  log(`${e.name}: loaded and indexed in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  return e;
+}
+
+const engines: Engine[] = [await built(quiverEngine)];
 const peer = LancePeer.load();
 if (typeof peer === 'string') skipPeer(report, 'LanceDB', peer);
 else {
-  engines.push(await lanceEngine(peer, LANCE_ONE, 'one'), await lanceEngine(peer, LANCE_MANY, 'per-batch'));
+  engines.push(await built(() => lanceEngine(peer, LANCE_ONE, 'one')), await built(() => lanceEngine(peer, LANCE_MANY, 'per-batch')));
   report.settings.lancedb = peer.version;
 }
-log(`built ${engines.map((e) => e.name).join(', ')}`);
 
 // Every engine must answer alike before anything is timed.
 for (const e of engines) {

@@ -18,6 +18,7 @@ const SUITES: [string, string][] = [
   ['memtable', 'memtable.bench.ts'],
   ['sql', 'sql-vs-duckdb.bench.ts'],
   ['write', 'write-vs-lancedb.bench.ts'],
+  ['flight', 'flight.bench.ts'],
   ['search', 'search-vs-lancedb.bench.ts'],
 ];
 

@@ -35,7 +35,7 @@ import { summarize } from './lib/stats.js';
 
 const DIM = 512;
 const BATCH = 20;
-const PUTS = byMode(150, 1000);
+const PUTS = byMode(100, 1000);
 const ROUNDS = byMode(1, 2);
 const SEED_ROWS = 2560;
 const INFLIGHT = 32;
@@ -114,7 +114,7 @@ async function lanceRun(peer: LancePeer, set: IndexSet): Promise<Run> {
     const table: LanceTable = await l.db.createTable('w', peer.table(seed));
     if (set === 'scalar' || set === 'all') await table.createIndex('id', { config: peer.index.btree() });
     if (set === 'fts' || set === 'all') await table.createIndex('text', { config: peer.index.fts({ withPosition: false }) });
-    if (set === 'vector' || set === 'all') await table.createIndex('vector', { config: peer.index.ivfPq({ numPartitions: Math.round(Math.sqrt(SEED_ROWS)), numSubVectors: DIM / 8, distanceType: 'l2' }) });
+    if (set === 'vector' || set === 'all') await table.createIndex('vector', { config: peer.ivfPq(Math.round(Math.sqrt(SEED_ROWS)), DIM / 8) });
     const tables = peer.tables(batches);
     const acks: number[] = [];
     const t0 = performance.now();

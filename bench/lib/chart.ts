@@ -51,6 +51,7 @@ function barsSpec(c: ChartSpec): TopLevelSpec {
       ],
     },
     resolve: { scale: { x: 'independent', y: 'independent' } },
+    config: { axis: { labelLimit: 400 } },
   } as TopLevelSpec;
 }
 

@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { type RecordBatch, Table as ArrowTable, tableToIPC } from 'apache-arrow';
+import { MODE } from './mode.js';
 import { NOT_INSTALLED, peerInstalled, peerVersion, requirePeer } from './peers.js';
 
 /** An Arrow table of LanceDB's own apache-arrow (18.1), opaque to Quiver's types. */
@@ -54,7 +55,7 @@ export interface LanceConnection {
 interface LanceDbModule {
   connect(uri: string): Promise<LanceConnection>;
   Index: {
-    ivfPq(o: { numPartitions: number; numSubVectors: number; distanceType?: string }): unknown;
+    ivfPq(o: { numPartitions: number; numSubVectors: number; distanceType?: string; maxIterations?: number }): unknown;
     fts(o?: { withPosition?: boolean; stem?: boolean; removeStopWords?: boolean }): unknown;
     btree(): unknown;
   };
@@ -83,6 +84,14 @@ export class LancePeer {
 
   get index(): LanceDbModule['Index'] {
     return this.lancedb.Index;
+  }
+
+  /**
+   * IVF-PQ with L2, as Quiver builds it. Quick mode caps k-means at 10 iterations (LanceDB's
+   * default is 50): its training dominates a quick run's time on 2 cores; full mode keeps the default.
+   */
+  ivfPq(numPartitions: number, numSubVectors: number): unknown {
+    return this.lancedb.Index.ivfPq({ numPartitions, numSubVectors, distanceType: 'l2', ...(MODE === 'quick' ? { maxIterations: 10 } : {}) });
   }
 
   /** Quiver batches as one LanceDB-side Arrow table (through IPC). */
