@@ -4,6 +4,10 @@
  * - `ivf_pq` on a FixedSizeList<Float32> column: `metric` (l2 | cosine | dot), optional
  *   `partitions` / `subVectors`; `model` names the trained model file (relative to the table,
  *   `_indices/{name}-{uuid}.arrow`) once trained. Until then searches are exact brute force.
+ *   A model grows with the table (src/table/model-growth.ts): `trainedRows` is how many rows
+ *   the current model was trained from, `previousModels` the files of the models it replaced,
+ *   oldest first — codes made with one of those are still valid (the generation is re-encoded
+ *   in the background), codes of any other model are not (another process's index).
  * - `fts` on a Utf8 column: tokenizer options `stem` (default true) and `stopWords` (default false).
  * - `scalar` on an int, float, string, date, timestamp or boolean column.
  */
@@ -21,6 +25,10 @@ export interface IndexDef {
   partitions?: number;
   subVectors?: number;
   model?: string;
+  /** IVF-PQ: rows the current model was trained from (absent: trained before models grew). */
+  trainedRows?: number;
+  /** IVF-PQ: model files this index used before `model`, oldest first. */
+  previousModels?: string[];
   stem?: boolean;
   stopWords?: boolean;
 }

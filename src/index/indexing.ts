@@ -2,6 +2,11 @@
  * What a table tells its writers and readers about indexes: the current definitions and the
  * trained IVF-PQ models. The table owns it and updates it when an index is created or trained;
  * writers and generation loaders read it when they build a source's indexes.
+ *
+ * Models are kept by file name. An IVF-PQ index's *lineage* is its current model plus the models
+ * it grew out of (`IndexDef.previousModels`): a generation whose sidecar names a model of the
+ * lineage is searched with that model's codes (until it is re-encoded); a sidecar naming any
+ * other model (another process's index of the same name) is rebuilt from rows.
  */
 import type { TableSchema } from '../schema/table-schema.js';
 import type { IndexDef } from './index-def.js';
@@ -12,6 +17,14 @@ import type { RecordBatch } from 'apache-arrow';
 export class IndexingContext {
   private defsList: IndexDef[] = [];
   private readonly models = new Map<string, IvfPqModel>();
+  private readonly files = new Map<IvfPqModel, string>();
+  /** Reads a model file (set by the table); without it only models already set are known. */
+  loadModel: ((file: string) => Promise<IvfPqModel>) | undefined;
+  /**
+   * Asks the table for newer index definitions (set by the table): a sidecar naming a model
+   * outside the lineage may come from a model another process grew since this one opened.
+   */
+  refreshDefs: (() => Promise<void>) | undefined;
 
   constructor(readonly schema: TableSchema) {}
 
@@ -24,10 +37,46 @@ export class IndexingContext {
   }
 
   setModel(def: IndexDef, model: IvfPqModel): void {
-    this.models.set(def.name, model);
+    if (!def.model) throw new Error(`setModel: index ${def.name} names no model file`);
+    this.models.set(def.model, model);
+    this.files.set(model, def.model);
   }
 
-  model = (def: IndexDef): IvfPqModel | undefined => (def.model ? this.models.get(def.name) : undefined);
+  model = (def: IndexDef): IvfPqModel | undefined => (def.model ? this.models.get(def.model) : undefined);
+
+  /** The file a known model was read from or written to. */
+  modelFile(model: IvfPqModel): string | undefined {
+    return this.files.get(model);
+  }
+
+  /** Whether `model` is the current model of `def` or one it grew out of (its codes are valid for `def`). */
+  inLineage(def: IndexDef, model: IvfPqModel): boolean {
+    const file = this.files.get(model);
+    return file !== undefined && (file === def.model || (def.previousModels ?? []).includes(file));
+  }
+
+  /**
+   * The model a sidecar of `def` was made with, when its codes can serve `def`: a model of the
+   * current definition's lineage (loaded on first use), after asking the table once for newer
+   * definitions when `file` is unknown. Undefined otherwise (rebuild from rows).
+   */
+  async lineageModel(def: IndexDef, file: string): Promise<IvfPqModel | undefined> {
+    const known = (d: IndexDef) => file === d.model || (d.previousModels ?? []).includes(file);
+    let current = this.defsList.find((d) => d.name === def.name) ?? def;
+    if (!known(current) && this.refreshDefs) {
+      await this.refreshDefs();
+      current = this.defsList.find((d) => d.name === def.name) ?? def;
+    }
+    if (!known(current)) return undefined;
+    const cached = this.models.get(file);
+    if (cached || !this.loadModel) return cached;
+    const model = await this.loadModel(file);
+    if (!this.models.has(file)) {
+      this.models.set(file, model);
+      this.files.set(model, file);
+    }
+    return this.models.get(file);
+  }
 
   /** Whether an index of `def` can be built now (an IVF-PQ index needs its trained model). */
   canBuild(def: IndexDef): boolean {

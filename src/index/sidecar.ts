@@ -29,23 +29,28 @@ function ftsOptions(def: IndexDef): string {
   return JSON.stringify({ stem: def.stem ?? true, stopWords: def.stopWords ?? false });
 }
 
-/** The sidecar table of `index`, labelled with what it needs to be read back safely. */
-export function sidecarOf(def: IndexDef, index: SourceIndex): Table {
+/**
+ * The sidecar table of `index`, labelled with what it needs to be read back safely. An IVF-PQ
+ * sidecar names the model of the codes it holds (`modelFile`; by default the definition's).
+ */
+export function sidecarOf(def: IndexDef, index: SourceIndex, modelFile?: string): Table {
   const table = index.toArrow();
   if (def.type === 'scalar') return table;
   const metadata = new Map(table.schema.metadata);
-  if (def.type === 'ivf_pq') metadata.set(SIDECAR_MODEL_KEY, def.model ?? '');
+  if (def.type === 'ivf_pq') metadata.set(SIDECAR_MODEL_KEY, modelFile ?? def.model ?? '');
   else metadata.set(SIDECAR_FTS_OPTIONS_KEY, ftsOptions(def));
   const schema = new Schema(table.schema.fields, metadata);
   return new ArrowTable(schema, table.batches.map((b) => new RecordBatch(schema, b.data)));
 }
 
 /** The index a sidecar holds, or undefined when it cannot serve `def` (then rebuild from rows). */
-export function indexFromSidecar(def: IndexDef, indexing: IndexingContext, table: Table): SourceIndex | undefined {
+export async function indexFromSidecar(def: IndexDef, indexing: IndexingContext, table: Table): Promise<SourceIndex | undefined> {
   switch (def.type) {
     case 'ivf_pq': {
-      const model = indexing.model(def);
-      if (!model || table.schema.metadata.get(SIDECAR_MODEL_KEY) !== def.model) return undefined;
+      const file = table.schema.metadata.get(SIDECAR_MODEL_KEY);
+      if (!indexing.model(def) || !file) return undefined;
+      const model = file === def.model ? indexing.model(def) : await indexing.lineageModel(def, file);
+      if (!model || model.partitions !== Number(table.schema.metadata.get('quiver.ivf_pq.partitions') ?? model.partitions)) return undefined;
       return IvfPqIndex.fromArrow(model, table);
     }
     case 'fts': {

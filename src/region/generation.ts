@@ -160,7 +160,9 @@ function* remappedIndex(def: IndexDef, indexing: IndexingContext, index: SourceI
   switch (def.type) {
     case 'ivf_pq': {
       const model = indexing.model(def);
-      return index instanceof IvfPqIndex && model !== undefined && index.model === model ? index.remapped(newPosition) : undefined;
+      // A MemTable still under the model this index grew out of keeps its codes (the flush stays
+      // cheap; its sidecar names that model and the generation is re-encoded in the background).
+      return index instanceof IvfPqIndex && model !== undefined && (index.model === model || indexing.inLineage(def, index.model)) ? index.remapped(newPosition) : undefined;
     }
     case 'fts':
       return index instanceof InvertedIndex && sameTokenizerOptions(index.options, { stem: def.stem, stopWords: def.stopWords })
@@ -218,7 +220,8 @@ export async function writeGeneration(
     if (large) await yieldTurn();
     if (!(await addGenerationIndex(indexes, def, indexing, batches, from, large ? yieldTurn : undefined))) continue;
     if (large) await yieldTurn();
-    const sidecar = sidecarOf(def, indexes.index(def.name)!);
+    const built = indexes.index(def.name)!;
+    const sidecar = sidecarOf(def, built, built instanceof IvfPqIndex ? indexing.modelFile(built.model) : undefined);
     if (large) await yieldTurn();
     write(indexSidecarFile(def), tableToIPC(sidecar, 'file'));
   }
@@ -278,7 +281,7 @@ export async function loadIndexSidecars(
         throw e;
       }
       const table = tableFromIPC(bytes);
-      const prebuilt = indexFromSidecar(def, indexing, table);
+      const prebuilt = await indexFromSidecar(def, indexing, table);
       if (prebuilt) indexes.addIndex(def, indexing.model, batches, prebuilt);
     }),
   );

@@ -1,9 +1,10 @@
 /**
- * Training and loading IVF-PQ models. A model is trained once per index from the table's live
+ * Training and loading IVF-PQ models. A model is trained per index from the table's live
  * rows and stored as `{table}/_indices/{index name}-{uuid}.arrow` (create-if-absent); the index
- * definition in table metadata names it. Every MemTable and generation of the table encodes
- * with that one model, so ADC distances are comparable everywhere (and refined distances are
- * exact anyway).
+ * definition in table metadata names it. New rows of every MemTable and generation are encoded
+ * with that model, so ADC distances are comparable across them (and refined distances are
+ * exact anyway); when the table has grown well past the rows the model was trained from, a
+ * model with more partitions replaces it (model-growth.ts).
  *
  * Training runs in a worker thread (index/vector/train-worker.ts), so the event loop keeps
  * serving while k-means runs (seconds at 100k × 128); the model is the one `trainIvfPq` gives
@@ -43,9 +44,16 @@ export async function trainIndexModel(
   }
   if (vectors < minTrainingVectors(def)) return { tooFew: vectors };
   const { model, offThread, reason } = await trainIvfPqOffThread(source, { metric: def.metric ?? 'l2', partitions: def.partitions, subVectors: def.subVectors }, options);
+  const file = await storeIndexModel(store, tableKey, def, model);
+  // trainedRows: when the table holds GROWTH_FACTOR times as many, the model grows (model-growth.ts).
+  return { def: { ...def, model: file, trainedRows: vectors }, model, offThread, reason };
+}
+
+/** Writes a trained model of `def` under a fresh name (create-if-absent); returns its file, relative to the table. */
+export async function storeIndexModel(store: ObjectStore, tableKey: string, def: IndexDef, model: IvfPqModel): Promise<string> {
   const file = `_indices/${def.name}-${randomUUID()}.arrow`;
   await store.putIfAbsent(`${tableKey}/${file}`, encodeIvfPqModel(model));
-  return { def: { ...def, model: file }, model, offThread, reason };
+  return file;
 }
 
 export async function loadIndexModel(store: ObjectStore, tableKey: string, def: IndexDef): Promise<IvfPqModel> {

@@ -35,6 +35,7 @@ import type { SourceIndexes } from '../index/source-indexes.js';
 import { type SearchRequest, runSearch, searchSources } from './table-search.js';
 import type { RegionSources } from './search.js';
 import { minTrainingVectors, trainIndexModel } from './index-training.js';
+import { ModelGrowth, type ModelGrowthStats } from './model-growth.js';
 import type { TableContext } from './table-context.js';
 
 export type { TableContext } from './table-context.js';
@@ -74,10 +75,13 @@ export class Table {
   private staticRegionIds: string[] | undefined;
   /** Indexes whose createIndex is under way (training, building), by name. */
   private readonly creating = new Set<string>();
+  /** IVF-PQ models that grow with the table, and the background re-encoding (model-growth.ts). */
+  private readonly growth: ModelGrowth;
 
   constructor(private readonly ctx: TableContext) {
     this.name = ctx.meta.name;
     this.config = resolveWriterConfig({ ...ctx.meta.writer, ...ctx.writerOverrides });
+    this.growth = new ModelGrowth(ctx, () => this.readStates());
   }
 
   /** Whether `close()` was called; `db.openTable` then hands out a new Table object. */
@@ -101,6 +105,7 @@ export class Table {
     this.checkOpen();
     const batches = this.ctx.schema.normalize(input);
     await this.writeRouted(batches);
+    this.growth.noteWrites(batches.reduce((n, b) => n + b.numRows, 0));
   }
 
   /** Deletes rows by primary-key value (single-column keys). Resolves once durable. */
@@ -272,12 +277,25 @@ export class Table {
   /** Freezes and flushes every MemTable this process holds into generations. */
   async flush(): Promise<void> {
     await Promise.all([...this.writers.values()].map(async (w) => (await w).flush()));
+    // A good moment to grow an IVF-PQ model or re-encode what the flush wrote under an older one.
+    if (this.writers.size > 0) this.growth.kick();
+  }
+
+  /**
+   * Resolves once background index work is done: an IVF-PQ model growing with the table and the
+   * re-encoding of generations made with an older model (searches meanwhile are exact in ids
+   * and distances either way). Returns what that work has done in this Table object.
+   */
+  async settleIndexes(): Promise<ModelGrowthStats> {
+    await this.growth.settle();
+    return { ...this.growth.stats };
   }
 
   /** Flushes and releases this table's region writers. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.growth.close();
     const errors: unknown[] = [];
     await Promise.all(
       [...this.writers.values()].map(async (p) => {

@@ -50,6 +50,13 @@ import { TopK } from './top-k.js';
 import type { VectorChunk, VectorSource } from './vector-source.js';
 
 export const DEFAULT_NPROBES = 20;
+
+/**
+ * Work done by IVF-PQ searches in this process, for tests and benchmarks (a counter, not a
+ * timing): `codes` ADC codes read (rows of the probed partitions, before the filter), `refined`
+ * candidates re-ranked by exact distance.
+ */
+export const ivfPqSearchStats = { searches: 0, codes: 0, refined: 0 };
 /**
  * Default re-ranking pool = k × 40. Measured at 100k × 128 (bench/index-vector.bench.ts): recall
  * is limited by PQ ranking, not by probing, and exact re-ranking is cheap next to the code scan.
@@ -404,6 +411,7 @@ export class IvfPqIndex {
         const part = parts[j];
         const ix = part.index;
         if (ix.sizes[p] === 0) continue;
+        ivfPqSearchStats.codes += ix.sizes[p];
         const tol = 1e-5 * (Math.abs(base[p]) + ix.maxAbsTerm[p] + lutMagnitude);
         passed += ix.scanPartition(p, lut, base[p], tol, scan, pool, part, j * PART_LIMIT_IDS);
       }
@@ -422,6 +430,7 @@ export class IvfPqIndex {
       passed += probe(order[probed++]);
     }
     const heap = pool.heap;
+    ivfPqSearchStats.searches++;
     if (!refine) return { ...resultOf(heap), partitionsProbed: probed };
 
     // 2. Refine the pool. If a range (or rows missing from the source) leaves fewer than k,
@@ -430,6 +439,7 @@ export class IvfPqIndex {
     const final = new TopK(k);
     let segmentStart = 0;
     for (;;) {
+      ivfPqSearchStats.refined += heap.size;
       refinePool(heap, parts, metric, dim, query, qNorm, lower, upper, final);
       if (final.size >= k) break;
       if (heap.size === heap.k) {
