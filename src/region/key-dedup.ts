@@ -8,11 +8,15 @@
  * a Bloom-filter shortcut, which upstream found loses rows and lets stale ones through
  * (lance-memwal.md pitfall 16).
  */
-import type { RecordBatch } from 'apache-arrow';
+import { type Data, type RecordBatch, Type } from 'apache-arrow';
 import { batchKeyReader, type KeyValue } from '../schema/primary-key.js';
+import { integerKeyWords, IntKeySet } from './int-key-set.js';
 
 export class KeyDeduper {
   private readonly seen = new Set<KeyValue>();
+  /** A single integer key: its values, read as words, go here instead (no BigInt per row). */
+  private intSeen: IntKeySet | undefined;
+  private readonly word = new Int32Array(2);
 
   constructor(
     private readonly keyIndexes: readonly number[],
@@ -27,24 +31,52 @@ export class KeyDeduper {
     const out: (Uint32Array | undefined)[] = new Array(batches.length);
     for (let b = batches.length - 1; b >= 0; b--) {
       const batch = batches[b];
-      const key = batchKeyReader(batch, this.keyIndexes);
       const tomb = batch.data.children[this.tombstoneIndex];
       const tombBits = tomb.values as Uint8Array;
       const tombOffset = tomb.offset;
       const n = batch.numRows;
       const keep = new Uint32Array(n);
       let kept = 0;
-      for (let r = n - 1; r >= 0; r--) {
-        const k = key(r);
-        if (this.seen.has(k)) continue;
-        this.seen.add(k);
-        const bit = tombOffset + r;
-        if (!keepTombstones && tombBits[bit >> 3] & (1 << (bit & 7))) continue;
-        keep[kept++] = r;
+      const words = this.integerWords(batch);
+      if (words) {
+        const set = (this.intSeen ??= new IntKeySet(batches.reduce((rows, x) => rows + x.numRows, 0)));
+        const word = this.word;
+        for (let r = n - 1; r >= 0; r--) {
+          words(r, word);
+          if (!set.add(word[0], word[1])) continue;
+          const bit = tombOffset + r;
+          if (!keepTombstones && tombBits[bit >> 3] & (1 << (bit & 7))) continue;
+          keep[kept++] = r;
+        }
+      } else {
+        const key = batchKeyReader(batch, this.keyIndexes);
+        for (let r = n - 1; r >= 0; r--) {
+          const k = key(r);
+          if (this.seen.has(k)) continue;
+          this.seen.add(k);
+          const bit = tombOffset + r;
+          if (!keepTombstones && tombBits[bit >> 3] & (1 << (bit & 7))) continue;
+          keep[kept++] = r;
+        }
       }
       if (kept === n) out[b] = undefined;
       else out[b] = keep.subarray(0, kept).reverse();
     }
     return out;
+  }
+
+  /**
+   * The word reader for a single integer (or timestamp) key column, else undefined. Every batch
+   * a deduper sees has the table's stored schema, so one path serves them all.
+   */
+  private integerWords(batch: RecordBatch): ((row: number, out: Int32Array) => void) | undefined {
+    if (this.keyIndexes.length !== 1) return undefined;
+    const data = batch.data.children[this.keyIndexes[0]] as Data;
+    const typeId = data.type.typeId;
+    const words = typeId === Type.Int || typeId === Type.Timestamp ? integerKeyWords(data.values) : undefined;
+    if (words ? this.seen.size > 0 : this.intSeen !== undefined) {
+      throw new Error(`key dedup: the key column's representation changed between batches (${String(data.type)})`);
+    }
+    return words;
   }
 }

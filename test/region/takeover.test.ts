@@ -13,6 +13,7 @@ import { encodeWalEntry } from '../../src/wal/wal-entry.js';
 import { RegionLayout } from '../../src/wal/region-layout.js';
 import { TableSchema } from '../../src/schema/table-schema.js';
 import { docs, docsSchema, liveRows, range } from '../helpers/data.js';
+import { type Runtime, systemRuntime } from '../../src/util/runtime.js';
 
 const REGION = '00000000-0000-4000-8000-000000000001';
 
@@ -245,14 +246,17 @@ test('defect 12: writerStats says whether this process holds each region, with w
 
 test('defect 8: with ownershipCheckIntervalMs, a read may miss another process\'s writes only within that interval', async (t) => {
   const mem = new MemoryObjectStore();
-  const dbA = await connect('memory://', { store: mem, writer: { maxWalFlushIntervalMs: 0, ownershipCheckIntervalMs: 300 } });
+  // A's clock is advanced by hand, so a slow machine cannot carry the reads past the interval.
+  let skew = 0;
+  const runtime: Runtime = { ...systemRuntime, now: () => systemRuntime.now() + skew };
+  const dbA = await connect('memory://', { store: mem, runtime, writer: { maxWalFlushIntervalMs: 0, ownershipCheckIntervalMs: 60_000 } });
   const a = await dbA.createTable('docs', docsSchema, { primaryKey: 'id' });
   await a.put(docs([1], 1));
   t.is((await liveRows(a)).get(1), 1); // confirms ownership now
   const dbB = await connect('memory://', { store: mem, writer: { maxWalFlushIntervalMs: 0 } });
   await (await dbB.openTable('docs')).put(docs([1], 2));
   t.is((await liveRows(a)).get(1), 1, 'inside the interval: served from A\'s memory, B\'s write not seen yet');
-  await new Promise((r) => setTimeout(r, 350));
+  skew = 60_001;
   t.is((await liveRows(a)).get(1), 2, 'past the interval: A checks, finds B\'s claim, reads from storage');
   t.is(Object.values(await a.writerStats())[0].state, 'fenced');
   await dbB.close();
