@@ -200,3 +200,41 @@ test('growthDue: at GROWTH_FACTOR × the training rows and MIN_GROWTH_ROWS, to m
   t.is(grownPartitions(400_000), Math.round(Math.sqrt(800_000)));
   t.true(grownPartitions(1e12) <= 4096);
 });
+
+test('a sidecar write that fails mid-transition leaves that generation under its old model, searchable and exact; the next check re-encodes it', async (t) => {
+  const mem = new MemoryObjectStore();
+  // Model files are written slowly, so the grown model is not committed (and nothing re-encoded)
+  // before the sidecar writes start failing below.
+  const faulty = new FaultInjectingObjectStore(mem).addRule({ ops: ['putIfAbsent'], key: /\/_indices\//, action: 'delay', delayMs: 2000, repeat: true });
+  const { db, table, first } = await growingTable(faulty);
+  await table.flush();
+  t.is(table.indexes[0].model, first.model, 'not grown yet');
+  let puts = 0;
+  // Every re-encoded sidecar write now fails for good (a non-retryable error: no retry).
+  faulty.addRule({
+    ops: ['put'],
+    key: /index_vec_ivf_pq\.arrow$/,
+    action: 'fail',
+    repeat: true,
+    error: () => Object.assign(new Error('injected: sidecar write refused'), { kind: 'storage', retryable: false }),
+  });
+  const stats = await table.settleIndexes();
+  puts = faulty.faultsFired;
+  t.true(puts >= 1, 'a sidecar write was refused');
+  t.truthy(stats.lastError);
+  const grown = table.indexes[0];
+  t.not(grown.model, first.model);
+  // Nothing was swapped without its sidecar: storage and memory agree, every row is found.
+  const models = await sidecarModels(mem);
+  t.true(models.includes(first.model!));
+  const mid = await recallOf(table);
+  t.true(mid.recall >= 0.95, `recall ${mid.recall}`);
+  faulty.clearRules();
+  await table.flush();
+  const after = await table.settleIndexes();
+  t.is(after.lastError, undefined);
+  t.deepEqual([...new Set(await sidecarModels(mem))], [grown.model]);
+  const end = await recallOf(table);
+  t.is(end.partitions.size, 1);
+  await db.close();
+});
