@@ -15,6 +15,8 @@
  * - `fenced`         a newer writer owns the region; this writer is finished.
  * - `closed`         the database, table or writer was closed.
  * - `cancelled`      the caller cancelled the query (an aborted signal); nothing was changed.
+ * - `unauthenticated` a Flight SQL server refused the credentials (none, wrong, or an expired
+ *                    token); retrying with the same ones fails the same way.
  * - `data`           stored data is corrupt or inconsistent.
  * - `internal`       a bug or an unexpected failure.
  *
@@ -32,6 +34,7 @@ export type ErrorKind =
   | 'fenced'
   | 'closed'
   | 'cancelled'
+  | 'unauthenticated'
   | 'data'
   | 'internal';
 
@@ -57,6 +60,7 @@ const ERROR_NAMES: Record<ErrorKind, string> = {
   fenced: 'FencedError',
   closed: 'ClosedError',
   cancelled: 'CancelledError',
+  unauthenticated: 'UnauthenticatedError',
   data: 'DataError',
   internal: 'InternalError',
 };
@@ -99,6 +103,11 @@ export class ClosedError extends QuiverError {
 export class CancelledError extends QuiverError {
   constructor(message = 'query cancelled', options?: { cause?: unknown }) {
     super('cancelled', message, options);
+  }
+}
+export class UnauthenticatedError extends QuiverError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('unauthenticated', message, options);
   }
 }
 export class DataError extends QuiverError {

@@ -22,7 +22,7 @@
  * - Errors come back as Quiver errors by gRPC status (`toClientError`): INVALID_ARGUMENT ->
  *   invalid, NOT_FOUND -> not_found, ALREADY_EXISTS -> already_exists, UNAVAILABLE and
  *   DEADLINE_EXCEEDED -> unavailable, CANCELLED -> cancelled, UNAUTHENTICATED / PERMISSION_DENIED
- *   -> invalid with an "authentication failed" message (Quiver has no auth kind), UNIMPLEMENTED
+ *   -> unauthenticated ("authentication failed at …"), UNIMPLEMENTED
  *   -> invalid, INTERNAL -> the kind the server names in its message (`storage error: …`), else
  *   internal.
  */
@@ -136,7 +136,7 @@ export function toClientError(e: unknown, target: string): unknown {
   if (typeof err?.code !== 'number') return e;
   const details = err.details || err.message || Status[err.code];
   if (err.code === Status.UNAUTHENTICATED || err.code === Status.PERMISSION_DENIED) {
-    return new QuiverError('invalid', `authentication failed at ${target}: ${details}`, { cause: e });
+    return new QuiverError('unauthenticated', `authentication failed at ${target}: ${details}`, { cause: e });
   }
   if (err.code === Status.UNAVAILABLE && /No connection established|ECONNREFUSED|connect|DNS|getaddrinfo|handshake|certificate|SSL|TLS/i.test(details)) {
     return new QuiverError('unavailable', `cannot reach ${target}: ${details}`, { cause: e });
@@ -253,7 +253,7 @@ export class FlightSqlClient {
   async handshake(user: string, password: string, options: CallOptions = {}): Promise<string> {
     const { headerToken, payloadToken } = await this.handshakeTokens(user, password, options);
     const token = headerToken ?? payloadToken;
-    if (!token) throw new QuiverError('invalid', `authentication failed at ${this.url}: the server sent no token`);
+    if (!token) throw new QuiverError('unauthenticated', `authentication failed at ${this.url}: the server sent no token`);
     this.headers.authorization = `Bearer ${token}`;
     return token;
   }

@@ -33,6 +33,7 @@ const KIND_CODES: Partial<Record<ErrorKind, Status>> = {
   already_exists: Status.ALREADY_EXISTS,
   unavailable: Status.UNAVAILABLE,
   cancelled: Status.CANCELLED,
+  unauthenticated: Status.UNAUTHENTICATED,
 };
 
 /** Longest message sent to a client (a huge SQL echo in an error stays bounded). */

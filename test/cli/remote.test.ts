@@ -192,10 +192,10 @@ test('authentication over TLS: right credentials work, wrong ones and none exit 
       t.is(env.stdout, 'one\n1\n', env.stderr);
       const wrong = await quiver([...base, '--user', 'ana', '--password', 'nope', 'SELECT 1']);
       t.is(wrong.code, 1);
-      t.regex(wrong.stderr, /^quiver: invalid: authentication failed at grpc\+tls:\/\/[^:]+:\d+: /);
+      t.regex(wrong.stderr, /^quiver: unauthenticated: authentication failed at grpc\+tls:\/\/[^:]+:\d+: /);
       const none = await quiver([...base, 'SELECT 1']);
       t.is(none.code, 1);
-      t.regex(none.stderr, /^quiver: invalid: authentication failed/);
+      t.regex(none.stderr, /^quiver: unauthenticated: authentication failed/);
       // Without the CA the self-signed certificate is refused.
       const untrusted = await quiver(['sql', '--connect', secure.url, '--user', 'ana', '--password', 's3cret', 'SELECT 1'], { timeoutMs: 30_000 });
       t.is(untrusted.code, 1);
