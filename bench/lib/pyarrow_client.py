@@ -27,7 +27,10 @@ def data(rows: int, dim: int) -> pa.Table:
         rng = np.random.default_rng(rows)
         values = pa.array(rng.random(rows * dim, dtype=np.float32))
         emb = pa.FixedSizeListArray.from_arrays(values, dim)
-        cache[(rows, dim)] = pa.table({"id": pa.array(np.arange(rows, dtype=np.int64)), "emb": emb})
+        table = pa.table({"id": pa.array(np.arange(rows, dtype=np.int64)), "emb": emb})
+        # 8192-row record batches, as the grpc-js client sends: one message per batch, each far
+        # below the server's 64 MiB limit on an incoming message.
+        cache[(rows, dim)] = pa.Table.from_batches(table.to_batches(max_chunksize=8192))
     return cache[(rows, dim)]
 
 
