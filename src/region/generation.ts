@@ -25,7 +25,8 @@ import { IvfPqIndex } from '../index/vector/ivf-pq-index.js';
 import type { IndexDef } from '../index/index-def.js';
 import type { LivenessCache } from '../memtable/liveness.js';
 import { PrimaryKeyFilter } from '../index/pk-filter.js';
-import type { ObjectStore } from '../storage/object-store.js';
+import { type ObjectStore, putParts } from '../storage/object-store.js';
+import { ipcFileParts } from '../util/ipc-parts.js';
 import { batchKeyReader } from '../schema/primary-key.js';
 import type { TableSchema } from '../schema/table-schema.js';
 import { KeyDeduper } from './key-dedup.js';
@@ -203,7 +204,9 @@ export async function writeGeneration(
   const large = table.numRows >= YIELD_ROWS;
   const yieldTurn = () => sleep(runtime, 0);
   if (large) await yieldTurn(); // after the caller's dedup
-  write(GENERATION_DATA_FILE, tableToIPC(table, 'file'));
+  const rowsFile = putParts(store, layout.generationKey(folder, GENERATION_DATA_FILE), await ipcFileParts(table));
+  rowsFile.catch(() => {}); // awaited below with the others
+  writes.push(rowsFile);
   if (large) await yieldTurn();
   const filter = PrimaryKeyFilter.forKeys(table.numRows);
   for (const batch of batches) {

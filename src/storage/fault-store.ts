@@ -10,7 +10,7 @@
  * The thrown error is `UnavailableError` (transient) unless the rule gives its own.
  */
 import { UnavailableError } from '../errors.js';
-import type { ByteRange, ObjectMeta, ObjectStore } from './object-store.js';
+import { type ByteRange, type ObjectMeta, type ObjectStore, putParts } from './object-store.js';
 
 export type StoreOp = 'get' | 'put' | 'putIfAbsent' | 'head' | 'list' | 'delete';
 
@@ -84,6 +84,10 @@ export class FaultInjectingObjectStore implements ObjectStore {
   }
   put(key: string, data: Uint8Array): Promise<void> {
     return this.run('put', key, () => this.inner.put(key, data));
+  }
+  /** A `put` to the rules (same op name), so a rule on `put` covers both. */
+  putParts(key: string, parts: readonly Uint8Array[]): Promise<void> {
+    return this.run('put', key, () => putParts(this.inner, key, parts));
   }
   putIfAbsent(key: string, data: Uint8Array): Promise<void> {
     return this.run('putIfAbsent', key, () => this.inner.putIfAbsent(key, data));

@@ -43,6 +43,12 @@ export interface ObjectStore {
   readonly description: string;
   get(key: string, range?: ByteRange): Promise<Uint8Array>;
   put(key: string, data: Uint8Array): Promise<void>;
+  /**
+   * Optional: `put` of the parts' concatenation, without making it (a generation's rows file is
+   * written straight from its batches' buffers). Callers go through `putParts` below, which joins
+   * the parts for a store without it.
+   */
+  putParts?(key: string, parts: readonly Uint8Array[]): Promise<void>;
   putIfAbsent(key: string, data: Uint8Array): Promise<void>;
   head(key: string): Promise<ObjectMeta | undefined>;
   /** Every object whose key starts with `prefix`, sorted by key. */
@@ -50,6 +56,23 @@ export interface ObjectStore {
   /** Removes the object; removing a missing object is not an error. */
   delete(key: string): Promise<void>;
   close(): Promise<void>;
+}
+
+/** `put` of the parts' concatenation: the store's own `putParts` when it has one. */
+export function putParts(store: ObjectStore, key: string, parts: readonly Uint8Array[]): Promise<void> {
+  if (store.putParts) return store.putParts(key, parts);
+  return store.put(key, joinParts(parts));
+}
+
+export function joinParts(parts: readonly Uint8Array[]): Uint8Array {
+  if (parts.length === 1) return parts[0];
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.byteLength;
+  }
+  return out;
 }
 
 /** Joins key parts with '/', ignoring empty parts and stray slashes. */

@@ -11,7 +11,7 @@
  */
 import { AlreadyExistsError, isQuiverError } from '../errors.js';
 import { type Runtime, sleep, systemRuntime } from '../util/runtime.js';
-import type { ByteRange, ObjectMeta, ObjectStore } from './object-store.js';
+import { type ByteRange, type ObjectMeta, type ObjectStore, putParts } from './object-store.js';
 
 export interface RetryOptions {
   /** Attempts in all, including the first (default 5). */
@@ -45,6 +45,10 @@ export class RetryingObjectStore implements ObjectStore {
 
   put(key: string, data: Uint8Array): Promise<void> {
     return this.retry(() => this.inner.put(key, data));
+  }
+
+  putParts(key: string, parts: readonly Uint8Array[]): Promise<void> {
+    return this.retry(() => putParts(this.inner, key, parts));
   }
 
   async putIfAbsent(key: string, data: Uint8Array): Promise<void> {

@@ -4,6 +4,8 @@ import * as path from 'node:path';
 import test from 'ava';
 import { isQuiverError } from '../../src/errors.js';
 import { LocalObjectStore } from '../../src/storage/local-store.js';
+import { putParts } from '../../src/storage/object-store.js';
+import { FaultInjectingObjectStore } from '../../src/storage/fault-store.js';
 import { objectStoreConformance } from './conformance.js';
 
 const makeDir = () => fs.mkdtemp(path.join(os.tmpdir(), 'quiver-local-store-'));
@@ -168,4 +170,24 @@ test('local: keys where the file tree has an object or a directory in the way ar
   t.true(isQuiverError(await t.throwsAsync(store.get('f/k')), 'not_found'));
   t.true(isQuiverError(await t.throwsAsync(store.get('d')), 'not_found'));
   t.deepEqual((await store.list('')).map((m) => m.key), ['d/k', 'f']);
+});
+
+test('local: putParts stores exactly the concatenation of its parts (past one writev, empty parts too) and a fault rule on put covers it', async (t) => {
+  const dir = await makeDir();
+  try {
+    const store = await LocalObjectStore.open(dir);
+    // 1 300 parts of 0..299 bytes: more than one writev call, some empty.
+    const parts = Array.from({ length: 1300 }, (_, i) => Uint8Array.from({ length: (i * 37) % 300 }, (_v, j) => (i + j) & 0xff));
+    await putParts(store, 'a/b.bin', parts);
+    t.deepEqual(Buffer.from(await store.get('a/b.bin')), Buffer.concat(parts));
+    await store.putParts('a/c.bin', [new Uint8Array(0)]);
+    t.is((await store.get('a/c.bin')).byteLength, 0);
+    // A store without putParts gets the joined bytes; a fault rule on `put` applies to putParts.
+    const faulty = new FaultInjectingObjectStore(store);
+    faulty.addRule({ ops: ['put'], key: /d\.bin$/, action: 'fail' });
+    await t.throwsAsync(putParts(faulty, 'a/d.bin', parts), { message: /./ });
+    t.is(await store.head('a/d.bin'), undefined, 'nothing stored when the put failed before storage');
+  } finally {
+    await fs.rm(dir, { recursive: true, force: true });
+  }
 });
