@@ -31,6 +31,7 @@ import { connect } from '../src/database.js';
 import type { Table } from '../src/table/table.js';
 import { envNumber } from './env.js';
 import { ClusterModel, distinctKeys, Rng, ZipfVocabulary } from './search-data.js';
+import { log } from './lib/machine.js';
 
 const FLUSH_ROWS = envNumber('FLUSH_ROWS', 200_000);
 const TRAIN_ROWS = Math.min(FLUSH_ROWS, envNumber('TRAIN_ROWS', 20_000));
@@ -141,10 +142,6 @@ function mainThreadCpuMs(): number {
   } catch {
     return NaN;
   }
-}
-
-function log(msg: string): void {
-  console.log(`[${new Date().toISOString().slice(11, 19)} load ${os.loadavg()[0].toFixed(2)}] ${msg}`);
 }
 
 async function main(): Promise<void> {

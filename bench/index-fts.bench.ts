@@ -29,6 +29,7 @@ import { InvertedIndex, collectFtsStats } from '../src/index/fts/inverted-index.
 import type { FtsQuery } from '../src/index/fts/query.js';
 import { mulberry32, syntheticDocs, zipf } from '../test/index/fts/synthetic.js';
 import { envNumber } from './env.js';
+import { percentile as nearestRank } from './lib/stats.js';
 
 
 const N = envNumber('N', 100_000);
@@ -62,7 +63,7 @@ function latency(name: string, queries: (() => number)[]): Latency {
     ms.push(performance.now() - t);
   }
   ms.sort((a, b) => a - b);
-  const at = (p: number) => ms[Math.min(ms.length - 1, Math.floor(p * ms.length))]!;
+  const at = (p: number) => nearestRank(ms, p);
   return {
     name,
     queries: ms.length,

@@ -31,6 +31,7 @@ import { trainIvfPq } from '../src/index/vector/ivf-pq-model.js';
 import { VectorSource } from '../src/index/vector/vector-source.js';
 import { chunksOf, clusteredVectors, queriesNear, recallOf } from '../test/index/vector/fixtures.js';
 import { envNumber } from './env.js';
+import { percentile as nearestRank } from './lib/stats.js';
 
 function envList(name: string, fallback: string): string[] {
   return (process.env[name] ?? fallback).split(',').map((s) => s.trim()).filter(Boolean);
@@ -58,10 +59,8 @@ function makeData(name: string): Float32Array {
   }
 }
 
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
-}
+/** Percentile `p` in 0..1 of ascending `sorted` (the shared nearest rank, bench/lib/stats.ts). */
+const percentile = nearestRank;
 
 function measure(index: IvfPqIndex, source: VectorSource, queries: Float32Array[], exact: KnnResult[], nprobes: number, refineFactor: number) {
   for (const q of queries.slice(0, 20)) index.search(q, { k: K, nprobes, refineFactor, source }); // warm-up

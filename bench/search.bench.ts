@@ -71,6 +71,8 @@ import { connect, type Database } from '../src/database.js';
 import { DEFAULT_WRITER_CONFIG } from '../src/region/writer-config.js';
 import type { Table } from '../src/table/table.js';
 import { envList, envNumber } from './env.js';
+import { codeVersion, log } from './lib/machine.js';
+import { summarize, type Summary } from './lib/stats.js';
 import { ClusterModel, distinctKeys, LiveRows, makeRows, Rng, type RowGenerator, type Rows, rowsBatch, searchSchema, ZipfVocabulary } from './search-data.js';
 import type { LanceDbSearchResult } from './peers/lancedb-search.js';
 
@@ -147,36 +149,11 @@ const GOALS = {
 
 // ---- helpers ---------------------------------------------------------------------------------
 
-/** The code measured: the commit, and source files changed but not committed (if any). */
-function codeVersion(): { commit: string; uncommitted: string[] } {
-  // A run from an exported tree (no .git) names its commit through BENCH_COMMIT.
-  if (process.env.BENCH_COMMIT) return { commit: process.env.BENCH_COMMIT, uncommitted: [] };
-  const git = (...args: string[]) => spawnSync('git', args, { cwd: path.join(HERE, '..'), encoding: 'utf8' });
-  const commit = git('rev-parse', '--short', 'HEAD').stdout?.trim() || 'unknown';
-  const status = git('status', '--porcelain', '--', 'src', 'exec', 'planner').stdout ?? '';
-  return { commit, uncommitted: status.split('\n').map((l) => l.slice(3).trim()).filter(Boolean) };
-}
 let CODE = codeVersion();
 
-interface Latency {
-  n: number;
-  p50: number;
-  p90: number;
-  p99: number;
-  mean: number;
-  max: number;
-}
-
-function latencyOf(ms: number[]): Latency {
-  const s = Float64Array.from(ms).sort();
-  const at = (p: number) => (s.length ? s[Math.min(s.length - 1, Math.max(0, Math.ceil(p * s.length) - 1))] : NaN);
-  return { n: s.length, p50: at(0.5), p90: at(0.9), p99: at(0.99), mean: ms.reduce((a, b) => a + b, 0) / Math.max(1, ms.length), max: s[s.length - 1] ?? NaN };
-}
-
-function log(msg: string): void {
-  const load = os.loadavg()[0].toFixed(2);
-  console.log(`[${new Date().toISOString().slice(11, 19)} load ${load}] ${msg}`);
-}
+/** Latency of a case: the shared nearest-rank summary (bench/lib/stats.ts); the peer's lacks `min`. */
+type Latency = Omit<Summary, 'min'>;
+const latencyOf = summarize;
 
 const f = (x: number, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : '—');
 const met = (ok: boolean) => (ok ? 'met' : 'MISSED');

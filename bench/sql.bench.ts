@@ -55,6 +55,8 @@ import * as duckdb from '@duckdb/node-api';
 import { ARRAY, arrayValue, DOUBLE, DuckDBInstance, FLOAT, INTEGER, type DuckDBConnection, type DuckDBType, type DuckDBResultReader, type DuckDBValue } from '@duckdb/node-api';
 import { connect, type Database } from '../src/database.js';
 import { envList, envNumber } from './env.js';
+import { codeVersion, log } from './lib/machine.js';
+import { summarize, type Summary } from './lib/stats.js';
 import { Rng } from './search-data.js';
 import {
   clusterModel,
@@ -109,31 +111,9 @@ const Q = {
 
 // ---- helpers ---------------------------------------------------------------------------------
 
-function codeVersion(): { commit: string; uncommitted: string[] } {
-  if (process.env.BENCH_COMMIT) return { commit: process.env.BENCH_COMMIT, uncommitted: [] };
-  const git = (...args: string[]) => spawnSync('git', args, { cwd: path.join(HERE, '..'), encoding: 'utf8' });
-  const commit = git('rev-parse', '--short', 'HEAD').stdout?.trim() || 'unknown';
-  const status = git('status', '--porcelain', '--', 'src', 'exec', 'planner').stdout ?? '';
-  return { commit, uncommitted: status.split('\n').map((l) => l.slice(3).trim()).filter(Boolean) };
-}
-
-interface Timing {
-  n: number;
-  p50: number;
-  mean: number;
-  min: number;
-  max: number;
-}
-
-function timingOf(ms: number[]): Timing {
-  const s = Float64Array.from(ms).sort();
-  const p50 = s.length ? s[Math.max(0, Math.ceil(0.5 * s.length) - 1)] : NaN;
-  return { n: s.length, p50, mean: ms.reduce((a, b) => a + b, 0) / Math.max(1, ms.length), min: s[0] ?? NaN, max: s[s.length - 1] ?? NaN };
-}
-
-function log(msg: string): void {
-  console.log(`[${new Date().toISOString().slice(11, 19)} load ${os.loadavg()[0].toFixed(2)}] ${msg}`);
-}
+/** Timing of a case: the shared nearest-rank summary (bench/lib/stats.ts). */
+type Timing = Summary;
+const timingOf = summarize;
 
 /** Runs `fn` `warmup` times, then `iter` timed times (ms each). */
 async function timed(iter: number, warmup: number, fn: (i: number) => Promise<unknown>): Promise<Timing> {

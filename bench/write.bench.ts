@@ -80,6 +80,7 @@ import { loadS3Env, makeTestBucketStore } from '../test/helpers/s3-env.js';
 import { collectRadosgwGarbage } from './lib/radosgw.js';
 import { benchSchema, estimatedBytes, estimatedRowBytes, makeBatches } from './data.js';
 import { TimingStore } from './timing-store.js';
+import { percentile as nearestRank } from './lib/stats.js';
 import { envNumber, envList } from './env.js';
 import type { LanceDbWriteResult } from './peers/lancedb-write.js';
 
@@ -127,9 +128,9 @@ type LoopKind = 'sequential' | 'inflight32';
 
 // ---- statistics ------------------------------------------------------------------------------
 
+/** Percentile `p` in 0..100 of ascending `sorted` (the shared nearest rank, bench/lib/stats.ts). */
 function percentile(sorted: Float64Array, p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+  return nearestRank(sorted, p / 100);
 }
 function sorted(values: Float64Array | number[]): Float64Array {
   return Float64Array.from(values).sort();

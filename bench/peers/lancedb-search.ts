@@ -30,6 +30,7 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { Table as ArrowTable } from 'apache-arrow';
+import { summarize } from '../lib/stats.js';
 
 interface LanceQuery {
   limit(n: number): LanceQuery;
@@ -123,11 +124,8 @@ async function packageVersion(name: string): Promise<string> {
   return 'unknown';
 }
 
-function latencyOf(ms: number[]): PeerLatency {
-  const s = Float64Array.from(ms).sort();
-  const at = (p: number) => s[Math.min(s.length - 1, Math.max(0, Math.ceil(p * s.length) - 1))];
-  return { n: s.length, p50: at(0.5), p90: at(0.9), p99: at(0.99), mean: ms.reduce((a, b) => a + b, 0) / ms.length, max: s[s.length - 1] };
-}
+/** The shared nearest-rank summary (bench/lib/stats.ts). */
+const latencyOf: (ms: number[]) => PeerLatency = summarize;
 
 const note = (m: string) => process.stderr.write(`  [lancedb] ${m}\n`);
 

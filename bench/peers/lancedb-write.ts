@@ -27,6 +27,7 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import type { Table as ArrowTable } from 'apache-arrow';
+import { percentile as nearestRank } from '../lib/stats.js';
 
 /** The part of LanceDB's API used here (imported by name at run time; see `loadLanceDb`). */
 interface LanceTable {
@@ -98,9 +99,9 @@ async function packageVersion(name: string): Promise<string> {
   return 'unknown';
 }
 
+/** Percentile `p` in 0..100 of ascending `sorted` (the shared nearest rank, bench/lib/stats.ts). */
 function percentile(sorted: Float64Array, p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+  return nearestRank(sorted, p / 100);
 }
 
 function envNumber(name: string, fallback: number): number {
