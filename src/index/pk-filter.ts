@@ -21,6 +21,8 @@ const SEED2 = 0x9747b28c;
 const encoder = new TextEncoder();
 const int64 = new DataView(new ArrayBuffer(8));
 const int64Bytes = new Uint8Array(int64.buffer);
+/** The same 8 bytes as two 32-bit words, low first (written little-endian below). */
+const int64Words = new DataView(int64.buffer);
 
 export function keyBytes(key: KeyValue): Uint8Array {
   if (typeof key === 'string') return encoder.encode(key);
@@ -44,7 +46,20 @@ export class PrimaryKeyFilter {
   }
 
   add(key: KeyValue): void {
-    const b = keyBytes(key);
+    this.addBytes(keyBytes(key));
+  }
+
+  /**
+   * `add` of an integer key given as the two 32-bit words of its 64-bit two's complement (low
+   * first), as a flush reads them from the key column: the same key bytes, no BigInt per row.
+   */
+  addKeyWords(lo: number, hi: number): void {
+    int64Words.setInt32(0, lo, true);
+    int64Words.setInt32(4, hi, true);
+    this.addBytes(int64Bytes);
+  }
+
+  private addBytes(b: Uint8Array): void {
     const h1 = murmur3(b, 0) >>> 0;
     const h2 = murmur3(b, SEED2) >>> 0;
     for (let i = 0; i < this.k; i++) {

@@ -30,6 +30,7 @@ import { ipcFileParts } from '../util/ipc-parts.js';
 import { batchKeyReader } from '../schema/primary-key.js';
 import type { TableSchema } from '../schema/table-schema.js';
 import { KeyDeduper } from './key-dedup.js';
+import { integerColumnWords } from './int-key-set.js';
 import type { RegionLayout } from '../wal/region-layout.js';
 import { type Runtime, sleep } from '../util/runtime.js';
 
@@ -209,9 +210,18 @@ export async function writeGeneration(
   writes.push(rowsFile);
   if (large) await yieldTurn();
   const filter = PrimaryKeyFilter.forKeys(table.numRows);
+  const word = new Int32Array(2);
   for (const batch of batches) {
-    const key = batchKeyReader(batch, schema.keyIndexes);
-    for (let r = 0; r < batch.numRows; r++) filter.add(key(r));
+    const words = schema.keyIndexes.length === 1 ? integerColumnWords(batch.data.children[schema.keyIndexes[0]]) : undefined;
+    if (words) {
+      for (let r = 0; r < batch.numRows; r++) {
+        words(r, word);
+        filter.addKeyWords(word[0], word[1]);
+      }
+    } else {
+      const key = batchKeyReader(batch, schema.keyIndexes);
+      for (let r = 0; r < batch.numRows; r++) filter.add(key(r));
+    }
   }
   write(GENERATION_PK_FILTER_FILE, filter.encode());
   // Indexes over the deduplicated rows (their positions differ from the MemTable's), written as

@@ -8,9 +8,9 @@
  * a Bloom-filter shortcut, which upstream found loses rows and lets stale ones through
  * (lance-memwal.md pitfall 16).
  */
-import { type Data, type RecordBatch, Type } from 'apache-arrow';
+import type { Data, RecordBatch } from 'apache-arrow';
 import { batchKeyReader, type KeyValue } from '../schema/primary-key.js';
-import { integerKeyWords, IntKeySet } from './int-key-set.js';
+import { integerColumnWords, IntKeySet } from './int-key-set.js';
 
 export class KeyDeduper {
   private readonly seen = new Set<KeyValue>();
@@ -72,8 +72,7 @@ export class KeyDeduper {
   private integerWords(batch: RecordBatch): ((row: number, out: Int32Array) => void) | undefined {
     if (this.keyIndexes.length !== 1) return undefined;
     const data = batch.data.children[this.keyIndexes[0]] as Data;
-    const typeId = data.type.typeId;
-    const words = typeId === Type.Int || typeId === Type.Timestamp ? integerKeyWords(data.values) : undefined;
+    const words = integerColumnWords(data);
     if (words ? this.seen.size > 0 : this.intSeen !== undefined) {
       throw new Error(`key dedup: the key column's representation changed between batches (${String(data.type)})`);
     }

@@ -47,3 +47,25 @@ test('primary-key filter: no false negatives, about the configured false-positiv
   s.add('alpha');
   t.true(s.mightContain('alpha'));
 });
+
+test('primary-key filter: integer keys added as words (the flush path) give the same bytes as add()', (t) => {
+  const keys = [0n, 1n, -1n, 2n ** 53n + 1n, -(2n ** 63n), 2n ** 63n - 1n, 123_456_789_012n, -42n];
+  for (let i = 0; i < 500; i++) keys.push(BigInt(i * 7919) * 1_000_003n - 5_000_000n);
+  const viaAdd = PrimaryKeyFilter.forKeys(keys.length);
+  const viaWords = PrimaryKeyFilter.forKeys(keys.length);
+  const words = new Int32Array(BigInt64Array.from(keys).buffer);
+  keys.forEach((k, i) => {
+    viaAdd.add(k);
+    viaWords.addKeyWords(words[i * 2], words[i * 2 + 1]);
+  });
+  t.deepEqual(Buffer.from(viaWords.encode()), Buffer.from(viaAdd.encode()));
+  // 32-bit keys (numbers) sign-extend the same way.
+  const small = [0, 1, -1, 2 ** 31 - 1, -(2 ** 31), 77];
+  const a = PrimaryKeyFilter.forKeys(small.length);
+  const b = PrimaryKeyFilter.forKeys(small.length);
+  for (const v of small) {
+    a.add(v);
+    b.addKeyWords(v, v < 0 ? -1 : 0);
+  }
+  t.deepEqual(Buffer.from(b.encode()), Buffer.from(a.encode()));
+});
