@@ -23,7 +23,7 @@ import { VectorSource, type VectorChunk } from '../src/index/vector/vector-sourc
 import { NearestCentroids, nearestStats } from '../src/index/vector/kmeans.js';
 import { setSimdKernelsEnabled, simdAvailable, stageRows } from '../src/index/vector/simd-kernels.js';
 import { envList, envNumber } from './env.js';
-import { ClusterModel, Rng } from './search-data.js';
+import { ClusterModel, Rng } from './lib/data.js';
 
 const N = envNumber('N', 100_000);
 const N768 = envNumber('N768', 20_000);

@@ -30,7 +30,7 @@ import { Field, FixedSizeList, Float32, Int32, makeData, RecordBatch, Schema, St
 import { connect } from '../src/database.js';
 import type { Table } from '../src/table/table.js';
 import { envNumber } from './env.js';
-import { ClusterModel, distinctKeys, Rng, ZipfVocabulary } from './search-data.js';
+import { ClusterModel, distinctKeys, Rng, ZipfVocabulary } from './lib/data.js';
 import { log } from './lib/machine.js';
 
 const FLUSH_ROWS = envNumber('FLUSH_ROWS', 200_000);

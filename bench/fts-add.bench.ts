@@ -20,7 +20,7 @@ import os from 'node:os';
 import { Data, makeData, tableToIPC, Utf8 } from 'apache-arrow';
 import { InvertedIndex } from '../src/index/fts/inverted-index.js';
 import { envNumber } from './env.js';
-import { Rng, ZipfVocabulary } from './search-data.js';
+import { Rng, ZipfVocabulary } from './lib/data.js';
 
 const N = envNumber('N', 100_000);
 const ROUNDS = envNumber('ROUNDS', 5);

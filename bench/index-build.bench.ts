@@ -32,7 +32,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Field, FixedSizeList, Float32, Int64, makeData, RecordBatch, Schema, Struct } from 'apache-arrow';
 import { connect, type Table } from '../src/quiver.js';
 import { envNumber } from './env.js';
-import { ClusterModel, Rng } from './search-data.js';
+import { ClusterModel, Rng } from './lib/data.js';
 
 const N = envNumber('N', 100_000);
 const GENERATIONS = envNumber('GENERATIONS', 3);

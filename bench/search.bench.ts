@@ -73,7 +73,7 @@ import type { Table } from '../src/table/table.js';
 import { envList, envNumber } from './env.js';
 import { codeVersion, log } from './lib/machine.js';
 import { summarize, type Summary } from './lib/stats.js';
-import { ClusterModel, distinctKeys, LiveRows, makeRows, Rng, type RowGenerator, type Rows, rowsBatch, searchSchema, ZipfVocabulary } from './search-data.js';
+import { ClusterModel, distinctKeys, LiveRows, makeRows, Rng, type RowGenerator, type Rows, rowsBatch, searchSchema, ZipfVocabulary } from './lib/data.js';
 import type { LanceDbSearchResult } from './peers/lancedb-search.js';
 
 // ---- settings --------------------------------------------------------------------------------

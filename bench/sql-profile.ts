@@ -14,7 +14,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { connect } from '../src/database.js';
 import { envNumber } from './env.js';
-import { makeNumericRows, numericBatch, numericSchema } from './sql-data.js';
+import { makeNumericRows, numericBatch, numericSchema } from './lib/data.js';
 
 /** As in sql.bench.ts: fresh constants per run for 1 and 2 (a repeated filter is memoized). */
 const QUERIES: Record<string, { sql: string; params: (i: number) => unknown[] }> = {

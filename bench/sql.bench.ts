@@ -57,16 +57,16 @@ import { connect, type Database } from '../src/database.js';
 import { envList, envNumber } from './env.js';
 import { codeVersion, log } from './lib/machine.js';
 import { summarize, type Summary } from './lib/stats.js';
-import { Rng } from './search-data.js';
 import {
   clusterModel,
+  Rng,
   makeNumericRows,
   makeVectorRows,
   numericBatch,
   numericSchema,
   vectorBatch,
   vectorSchema,
-} from './sql-data.js';
+} from './lib/data.js';
 import { duckLoadNumeric, duckLoadVectors } from './lib/duckdb.js';
 
 // ---- settings --------------------------------------------------------------------------------

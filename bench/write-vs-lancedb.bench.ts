@@ -35,7 +35,7 @@ import { summarize } from './lib/stats.js';
 
 const DIM = 512;
 const BATCH = 20;
-const PUTS = byMode(100, 1000);
+const PUTS = byMode(60, 1000);
 const ROUNDS = byMode(1, 2);
 const SEED_ROWS = 2560;
 const INFLIGHT = 32;

@@ -78,7 +78,7 @@ import { RetryingObjectStore } from '../src/storage/retrying-store.js';
 import type { Table } from '../src/table/table.js';
 import { loadS3Env, makeTestBucketStore } from '../test/helpers/s3-env.js';
 import { collectRadosgwGarbage } from './lib/radosgw.js';
-import { benchSchema, estimatedBytes, estimatedRowBytes, makeBatches } from './data.js';
+import { benchSchema, estimatedBytes, estimatedRowBytes, makeBatches } from './lib/data.js';
 import { TimingStore } from './timing-store.js';
 import { percentile as nearestRank } from './lib/stats.js';
 import { envNumber, envList } from './env.js';
