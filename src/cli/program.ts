@@ -3,28 +3,12 @@
  * file; this one wires them, and turns outcomes into exit codes — 0 success, 1 an error (the
  * message on standard error names its kind), 2 bad usage (commander's own errors included).
  */
-import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, Option } from 'commander';
 import { addConnectionOptions, collect, connectOptionsFromEnv, UsageError } from './options.js';
 import { FORMATS } from './output.js';
 import { describeError } from './errors.js';
 import { terminalOutput, type Terminal } from './terminal.js';
-
-/** The package's version, from the nearest package.json named quiver (source tree or dist/). */
-export function quiverVersion(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 5; i++, dir = dirname(dir)) {
-    try {
-      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'quiver' && pkg.version) return pkg.version;
-    } catch {
-      // not here: one folder up
-    }
-  }
-  return 'unknown';
-}
+import { quiverVersion } from '../util/package-version.js';
 
 const formatOption = (choices: readonly string[] = FORMATS) =>
   new Option('--format <format>', 'output format').choices(choices).default('table');

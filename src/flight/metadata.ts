@@ -12,7 +12,6 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import {
   Binary,
   Bool,
@@ -35,6 +34,7 @@ import {
   type Data,
 } from 'apache-arrow';
 import { encapsulatedSchema } from './framing.js';
+import { quiverVersion } from '../util/package-version.js';
 
 export const DEFAULT_CATALOG = 'quiver';
 export const DEFAULT_SCHEMA = 'public';
@@ -325,7 +325,7 @@ function versionAt(packageJson: string): string {
 }
 // apache-arrow's exports map hides its package.json: read it next to the resolved entry point.
 const ARROW_VERSION = versionAt(join(dirname(require.resolve('apache-arrow')), 'package.json'));
-const QUIVER_VERSION = versionAt(fileURLToPath(new URL('../../package.json', import.meta.url)));
+const QUIVER_VERSION = quiverVersion();
 
 export const SERVER_NAME = 'Quiver';
 export { QUIVER_VERSION };

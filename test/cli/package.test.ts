@@ -5,7 +5,7 @@
  */
 import test from 'ava';
 import { execFile } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
@@ -52,6 +52,9 @@ await db.close();
 
     const help = await run('npx', ['quiver', '--help'], { cwd: app, timeout: 60_000 });
     t.regex(help.stdout, /Usage: quiver/);
+    // The installed package runs from dist/: its version is found there too (SqlInfo uses the same lookup).
+    const version = await run('npx', ['quiver', '--version'], { cwd: app, timeout: 60_000 });
+    t.is(version.stdout.trim(), JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version);
     const sql = await run('npx', ['quiver', 'sql', '--data', data, '--format', 'csv', 'SELECT id, s FROM t'], { cwd: app, timeout: 60_000 });
     t.is(sql.stdout, 'id,s\n1,one\n');
   } finally {
