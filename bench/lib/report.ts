@@ -53,7 +53,8 @@ export interface SuiteReport {
   ratioBy?: 'latency' | 'throughput';
 }
 
-export const RESULTS_DIR = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', 'results', 'peers');
+/** BENCH_RESULTS_DIR writes a run elsewhere (a second run to compare, without replacing the reported one). */
+export const RESULTS_DIR = process.env.BENCH_RESULTS_DIR ? path.resolve(process.env.BENCH_RESULTS_DIR) : path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', 'results', 'peers');
 
 export function newReport(suite: string, title: string, settings: Record<string, unknown>): SuiteReport {
   return { suite, title, mode: MODE, startedAt: new Date().toISOString(), machine: machineInfo(), settings, measurements: [], targets: [], notes: [], skipped: [] };
