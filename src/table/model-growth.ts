@@ -5,7 +5,7 @@
  * small first part of it). As the table grows its partitions fill up, and a query at a fixed
  * nprobes scans ever more codes: at 1M rows under a model trained on 100k, about a fifth of the
  * table. So when the rows stored reach GROWTH_FACTOR × the rows the current model was trained
- * from (and at least MIN_GROWTH_ROWS), a new model with more partitions (`grownPartitions`) is
+ * from (and at least `modelGrowthSettings.minRows`), a new model with more partitions (`grownPartitions`) is
  * trained — from an even sample of every source, in the training worker thread — stored under
  * `_indices/` like the first one, and committed as the index's model in a new table-metadata
  * version, the old one moving to `previousModels`.
@@ -50,8 +50,17 @@ import type { TableContext } from './table-context.js';
 
 /** A model is replaced once the table holds this many times the rows it was trained from. */
 export const GROWTH_FACTOR = 4;
-/** Below this many rows a model is never replaced (its partitions are small enough to scan). */
-export const MIN_GROWTH_ROWS = 50_000;
+/**
+ * Below `minRows` stored rows a model is never replaced. Measured on the search benchmark's
+ * table at 100 000 rows (bench/dev-growth.ts, back to back): a model grown from 100 to 316
+ * partitions scanned 15k codes a query instead of 43k, yet the query took as long (at that size
+ * the per-query costs around the scan dominate: partition ranking, the exact re-rank of 400
+ * candidates, liveness and filter masks), and a 16 % filter's recall@10 fell from 0.981 to 0.963
+ * (nprobes 20 then covers 6 % of the partitions instead of 20 %, and the filtered neighbours lie
+ * further out). From a few hundred thousand rows the scan dominates: at 1M, 200k codes → 35k.
+ * A settings object rather than a constant so tests can grow small tables.
+ */
+export const modelGrowthSettings = { minRows: 200_000 };
 /** Most partitions a grown model gets (partition ranking costs P × dim per query). */
 export const MAX_GROWN_PARTITIONS = 4096;
 /**
@@ -81,7 +90,7 @@ export function trainedRowsOf(def: IndexDef, model: IvfPqModel): number {
 /** The partitions of the model `def` should grow to at `rows` stored rows, or undefined when not due. */
 export function growthDue(def: IndexDef, model: IvfPqModel, rows: number): number | undefined {
   if (def.type !== 'ivf_pq' || def.partitions !== undefined) return undefined;
-  if (rows < MIN_GROWTH_ROWS || rows < GROWTH_FACTOR * trainedRowsOf(def, model)) return undefined;
+  if (rows < modelGrowthSettings.minRows || rows < GROWTH_FACTOR * trainedRowsOf(def, model)) return undefined;
   const partitions = grownPartitions(rows);
   return partitions > model.partitions ? partitions : undefined;
 }
@@ -129,7 +138,7 @@ export class ModelGrowth {
     let every = Infinity;
     for (const def of this.ctx.indexing.defs) {
       const model = this.ctx.indexing.model(def);
-      if (model && def.type === 'ivf_pq' && def.partitions === undefined) every = Math.min(every, Math.max(MIN_GROWTH_ROWS, trainedRowsOf(def, model)) / 2);
+      if (model && def.type === 'ivf_pq' && def.partitions === undefined) every = Math.min(every, Math.max(modelGrowthSettings.minRows, trainedRowsOf(def, model)) / 2);
     }
     if (this.rowsSinceCheck >= every) this.kick();
   }

@@ -1,6 +1,6 @@
 /**
  * An IVF-PQ model grows with the table (issue 7, src/table/model-growth.ts): once the table
- * holds GROWTH_FACTOR × the rows the model was trained from (and MIN_GROWTH_ROWS), a model with
+ * holds GROWTH_FACTOR × the rows the model was trained from (and `modelGrowthSettings.minRows`), a model with
  * more partitions replaces it, new MemTables encode with it, and older generations are
  * re-encoded in the background with their sidecars rewritten. Checked by counters and metadata
  * (never timings): the partition count, the sidecars' model names, the plan of every search,
@@ -12,11 +12,15 @@ import test from 'ava';
 import { type RecordBatch, tableFromIPC } from 'apache-arrow';
 import { connect, FaultInjectingObjectStore, MemoryObjectStore, type ObjectStore, type Table } from '../../src/quiver.js';
 import { SIDECAR_MODEL_KEY } from '../../src/index/sidecar.js';
-import { GROWTH_FACTOR, growthDue, grownPartitions, MIN_GROWTH_ROWS } from '../../src/table/model-growth.js';
+import { GROWTH_FACTOR, growthDue, grownPartitions, modelGrowthSettings } from '../../src/table/model-growth.js';
 import type { IvfPqModel } from '../../src/index/vector/ivf-pq-model.js';
 import { SEARCH_PLAN_KEY, type SourcePlan } from '../../src/table/search.js';
+import { ivfPqSearchStats } from '../../src/index/vector/ivf-pq-index.js';
 import { DIM, queries, rows, vecSchema } from '../helpers/clustered-vectors.js';
 
+// Small tables grow here (each test file runs in its own process): the default minimum is 200 000 rows.
+modelGrowthSettings.minRows = 50_000;
+const MIN_GROWTH_ROWS = modelGrowthSettings.minRows;
 const FIRST = 3000;
 const TOTAL = MIN_GROWTH_ROWS + 6000;
 const GEN_ROWS = 8000;
@@ -75,11 +79,18 @@ async function sidecarModels(mem: MemoryObjectStore): Promise<string[]> {
 
 test('a table past GROWTH_FACTOR × its training rows gets a model with more partitions; every generation is re-encoded and recall holds', async (t) => {
   const mem = new MemoryObjectStore();
+  // Filled with growth held back, to count the codes a query reads under the first model.
+  modelGrowthSettings.minRows = Infinity;
   const { db, table, first } = await growingTable(mem);
   t.is(first.trainedRows, FIRST);
   t.true(TOTAL >= GROWTH_FACTOR * FIRST);
-  // The MemTable that was indexing when the model grew keeps its model until it is flushed.
   await table.flush();
+  t.is((await table.settleIndexes()).grown, 0);
+  let codes = ivfPqSearchStats.codes;
+  const before = await recallOf(table);
+  const codesBefore = ivfPqSearchStats.codes - codes;
+  modelGrowthSettings.minRows = MIN_GROWTH_ROWS;
+  await table.flush(); // the next check grows the model
   const stats = await table.settleIndexes();
   t.is(stats.lastError, undefined);
   t.is(stats.grown, 1, 'one growth');
@@ -94,6 +105,12 @@ test('a table past GROWTH_FACTOR × its training rows gets a model with more par
   t.deepEqual([...after.partitions], [grownPartitions(def.trainedRows!)], 'every source searched under the grown model');
   t.true(after.partitions.values().next().value! > Math.round(Math.sqrt(FIRST)));
   t.true(after.recall >= 0.95, `recall ${after.recall}`);
+  t.true(after.recall >= before.recall - 0.02, `recall ${before.recall} → ${after.recall}`);
+  // The point of it: at the same nprobes a query reads far fewer codes.
+  codes = ivfPqSearchStats.codes;
+  await recallOf(table);
+  const codesAfter = ivfPqSearchStats.codes - codes;
+  t.true(codesAfter * 3 < codesBefore, `codes read per query ${codesBefore / QUERIES.length} → ${codesAfter / QUERIES.length}`);
   // Nothing more to do: a second check grows nothing and re-encodes nothing.
   await table.flush();
   const again = await table.settleIndexes();

@@ -19,6 +19,10 @@
  * For the rows i < n with positions[i] < maxPos and (with a mask) mask[positions[i]] === 1 —
  * the rows that *pass*, counted in passed[0] — the distance d = base + Σ LUT (+ terms[i] when
  * given); rows with d ≤ bound are written to out[0..m) / outRow[0..m). Returns m.
+ *
+ * With `maskLate` the mask is read only for rows with d ≤ bound (the rows written are the same;
+ * passed[0] then counts only the passing rows within the bound): a caller whose bound already
+ * excludes most rows skips most mask reads, which miss the cache when masks are large.
  */
 export type AdcKernel = (
   n: number,
@@ -33,6 +37,7 @@ export type AdcKernel = (
   out: Float64Array,
   outRow: Int32Array,
   passed: Int32Array,
+  maskLate?: boolean,
 ) => number;
 
 const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
@@ -66,10 +71,25 @@ function generate(M: number): AdcKernel {
       out[m] = d;
       outRow[m++] = i;
     }`;
+  const late = (withTerms: boolean) => `
+    for (let i = 0, w = 0; i < n; i++, w += ${W}) {
+      const pos = positions[i];
+      if (pos >= maxPos) continue;
+      ${loads.join('\n      ')}
+      const d = base + ${balancedSum(terms)}${withTerms ? ' + terms[i]' : ''};
+      if (d > bound || mask[pos] !== 1) continue;
+      p++;
+      out[m] = d;
+      outRow[m++] = i;
+    }`;
   const src = `
     let m = 0;
     let p = 0;
-    if (mask !== undefined) {
+    if (mask !== undefined && maskLate === true) {
+      if (terms !== undefined) {${late(true)}
+      } else {${late(false)}
+      }
+    } else if (mask !== undefined) {
       if (terms !== undefined) {${body(true, true)}
       } else {${body(true, false)}
       }
@@ -78,7 +98,7 @@ function generate(M: number): AdcKernel {
     }
     passed[0] = p;
     return m;`;
-  return new Function('n', 'positions', 'words', 'lut', 'mask', 'maxPos', 'base', 'terms', 'bound', 'out', 'outRow', 'passed', src) as AdcKernel;
+  return new Function('n', 'positions', 'words', 'lut', 'mask', 'maxPos', 'base', 'terms', 'bound', 'out', 'outRow', 'passed', 'maskLate', src) as AdcKernel;
 }
 
 /** `(a + b) + (c + d)` …: short dependency chains, so the adds overlap. */

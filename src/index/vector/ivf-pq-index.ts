@@ -405,29 +405,29 @@ export class IvfPqIndex {
       slackScale: metric === 'dot' ? qNorm : metric === 'cosine' ? qqNorm : 1,
       refine,
     };
-    const probe = (p: number): number => {
-      let passed = 0;
+    const probe = (p: number): void => {
       for (let j = 0; j < parts.length; j++) {
         const part = parts[j];
         const ix = part.index;
         if (ix.sizes[p] === 0) continue;
         ivfPqSearchStats.codes += ix.sizes[p];
         const tol = 1e-5 * (Math.abs(base[p]) + ix.maxAbsTerm[p] + lutMagnitude);
-        passed += ix.scanPartition(p, lut, base[p], tol, scan, pool, part, j * PART_LIMIT_IDS);
+        ix.scanPartition(p, lut, base[p], tol, scan, pool, part, j * PART_LIMIT_IDS);
       }
-      return passed;
     };
 
     // 1. Probe nprobes partitions, then more (nearest first) until a full candidate pool
     //    (k × refineFactor, at least k) passed the filter. Without a filter nprobes partitions
     //    always fill it; with a selective one this keeps recall up, and is cheap because rows
-    //    the filter rejects are skipped before any distance work.
-    let passed = 0;
+    //    the filter rejects are skipped before any distance work. Until the pool is full every
+    //    row that passes the filter (and the range) enters it, so "fewer than candK rows passed"
+    //    is "the pool is not full" — which lets the scan test the filter only on rows whose
+    //    distance can still enter the pool (see scanPartition).
     let probed = 0;
-    for (; probed < nprobes; probed++) passed += probe(order[probed]);
-    while (passed < candK && probed < P) {
+    for (; probed < nprobes; probed++) probe(order[probed]);
+    while (pool.heap.size < candK && probed < P) {
       if (probed >= order.length) order = nearestPartitions(score, P);
-      passed += probe(order[probed++]);
+      probe(order[probed++]);
     }
     const heap = pool.heap;
     ivfPqSearchStats.searches++;
@@ -460,6 +460,11 @@ export class IvfPqIndex {
     return { ...resultOf(final), partitionsProbed: probed };
   }
 
+  /**
+   * Offers partition p's rows of one part to the pool. Returns the rows that passed the filter
+   * (and range) — without a range, only those within the pool's bound: searchMany goes by the
+   * pool's size instead.
+   */
   private scanPartition(p: number, lut: Float32Array, base: number, tol: number, ctx: ScanContext, pool: CandidatePool, part: IvfPqPart, idBase: number): number {
     const M = this.model.subVectors;
     const n = this.sizes[p];
@@ -492,7 +497,10 @@ export class IvfPqIndex {
       const rows = scratchRows;
       // Rows the kernel drops are worse than the pool's current bound (or, with a range, only
       // the range decides: the bound is not applied before it).
-      const m = kernel(n, positions, new Uint32Array(codes.buffer, codes.byteOffset, (n * M) >> 2), lut, mask, maxPos, base, l2 ? terms : undefined, ranged ? Infinity : bound, sums, rows, scratchPassed);
+      // Without a range the mask is read only for rows within the pool's bound (`maskLate`): once
+      // the pool is full that is a small share of them, and at a million rows the masks (a byte
+      // per row of every source) no longer fit in cache, so each read would be a miss.
+      const m = kernel(n, positions, new Uint32Array(codes.buffer, codes.byteOffset, (n * M) >> 2), lut, mask, maxPos, base, l2 ? terms : undefined, ranged ? Infinity : bound, sums, rows, scratchPassed, !ranged);
       if (!ranged) passed = scratchPassed[0];
       for (let j = 0; j < m; j++) {
         const d = sums[j];
