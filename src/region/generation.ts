@@ -11,7 +11,7 @@
  * manifest counts, so a flush that dies before its manifest commit leaves an orphan folder that
  * readers never look at.
  */
-import { type Data, RecordBatch, Struct, Table, tableFromIPC, tableToIPC, makeData } from 'apache-arrow';
+import { type Data, RecordBatch, Struct, Table, tableFromIPC, makeData } from 'apache-arrow';
 import { takeData } from '../../exec/kernels/take.js';
 import { runsOf, takeRuns } from '../../exec/kernels/take-runs.js';
 import { DataError, isQuiverError } from '../errors.js';
@@ -195,9 +195,11 @@ export async function writeGeneration(
   // Each file is written as soon as it is encoded (the rows first, the largest), so storage works
   // while the rest is prepared; between steps of a large generation the event loop gets a turn
   // (a flush must not block puts and searches for its whole duration).
+  // Arrow files go out in parts (`ipcFileParts`): the rows file straight from the batches'
+  // buffers, no joined copy.
   const writes: Promise<void>[] = [];
-  const write = (file: string, bytes: Uint8Array) => {
-    const p = store.put(layout.generationKey(folder, file), bytes);
+  const write = (file: string, parts: readonly Uint8Array[]) => {
+    const p = putParts(store, layout.generationKey(folder, file), parts);
     p.catch(() => {}); // awaited below; a failure must not surface as unhandled meanwhile
     writes.push(p);
   };
@@ -205,9 +207,7 @@ export async function writeGeneration(
   const large = table.numRows >= YIELD_ROWS;
   const yieldTurn = () => sleep(runtime, 0);
   if (large) await yieldTurn(); // after the caller's dedup
-  const rowsFile = putParts(store, layout.generationKey(folder, GENERATION_DATA_FILE), await ipcFileParts(table));
-  rowsFile.catch(() => {}); // awaited below with the others
-  writes.push(rowsFile);
+  write(GENERATION_DATA_FILE, await ipcFileParts(table));
   if (large) await yieldTurn();
   const filter = PrimaryKeyFilter.forKeys(table.numRows);
   const word = new Int32Array(2);
@@ -223,7 +223,7 @@ export async function writeGeneration(
       for (let r = 0; r < batch.numRows; r++) filter.add(key(r));
     }
   }
-  write(GENERATION_PK_FILTER_FILE, filter.encode());
+  write(GENERATION_PK_FILTER_FILE, [filter.encode()]);
   // Indexes over the deduplicated rows (their positions differ from the MemTable's), written as
   // sidecars so the generation is searchable without re-indexing. The MemTable's indexes hold
   // the same rows already: they are remapped to the new positions, not rebuilt.
@@ -236,7 +236,7 @@ export async function writeGeneration(
     const built = indexes.index(def.name)!;
     const sidecar = sidecarOf(def, built, built instanceof IvfPqIndex ? indexing.modelFile(built.model) : undefined);
     if (large) await yieldTurn();
-    write(indexSidecarFile(def), tableToIPC(sidecar, 'file'));
+    write(indexSidecarFile(def), await ipcFileParts(sidecar));
   }
   await Promise.all(writes);
   return { generation, folder, batches, rowCount: table.numRows, indexes, cache: {} };

@@ -16,10 +16,16 @@ async function setup(writer: Partial<RegionWriterConfig> = {}) {
 function gateGenerationWrites(store: FaultInjectingObjectStore): () => void {
   let release!: () => void;
   const gate = new Promise<void>((r) => (release = r));
+  // Generation files go through put or putParts (Arrow files in parts): gate both.
   const realPut = store.put.bind(store);
+  const realPutParts = store.putParts.bind(store);
   store.put = async (key, data) => {
     if (/_gen_/.test(key)) await gate;
     return realPut(key, data);
+  };
+  store.putParts = async (key, parts) => {
+    if (/_gen_/.test(key)) await gate;
+    return realPutParts(key, parts);
   };
   return release;
 }
