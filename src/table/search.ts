@@ -219,7 +219,7 @@ export function vectorHits(prepared: readonly PreparedSource[], p: VectorSearchP
     if (index && why === undefined) {
       let group = groups.get(index.model);
       if (!group) groups.set(index.model, (group = { parts: [], sources: [], plans: [] }));
-      group.parts.push({ index, source: vectors, allowedMask: allowed, maxPosition: source.rowCount });
+      group.parts.push({ index, source: vectors, allowedMask: allowed, allowedCount, maxPosition: source.rowCount });
       group.sources.push(source);
       const entry: SourcePlan = { rows: source.rowCount, path: 'ivf_pq', partitions: index.model.partitions, filterRows };
       group.plans.push(entry);

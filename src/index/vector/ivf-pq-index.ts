@@ -497,10 +497,12 @@ export class IvfPqIndex {
       const rows = scratchRows;
       // Rows the kernel drops are worse than the pool's current bound (or, with a range, only
       // the range decides: the bound is not applied before it).
-      // Without a range the mask is read only for rows within the pool's bound (`maskLate`): once
-      // the pool is full that is a small share of them, and at a million rows the masks (a byte
-      // per row of every source) no longer fit in cache, so each read would be a miss.
-      const m = kernel(n, positions, new Uint32Array(codes.buffer, codes.byteOffset, (n * M) >> 2), lut, mask, maxPos, base, l2 ? terms : undefined, ranged ? Infinity : bound, sums, rows, scratchPassed, !ranged);
+      // Without a range, when most rows pass, the mask is read only for rows within the pool's
+      // bound (`maskLate`): once the pool is full that is a small share of them, and at a million
+      // rows the masks (a byte per row of every source) no longer fit in cache, so each read would
+      // be a miss. A selective filter's mask is read first: it spares the distance of most rows.
+      const late = !ranged && mask !== undefined && part.allowedCount !== undefined && 2 * part.allowedCount >= mask.length;
+      const m = kernel(n, positions, new Uint32Array(codes.buffer, codes.byteOffset, (n * M) >> 2), lut, mask, maxPos, base, l2 ? terms : undefined, ranged ? Infinity : bound, sums, rows, scratchPassed, late);
       if (!ranged) passed = scratchPassed[0];
       for (let j = 0; j < m; j++) {
         const d = sums[j];
@@ -634,6 +636,12 @@ export interface IvfPqPart {
   source?: VectorSource;
   /** Prefilter as a byte per position (1 = may be returned); faster than `allowed`. */
   allowedMask?: Uint8Array;
+  /**
+   * Positions with allowedMask 1. When most rows pass (liveness without a selective filter) the
+   * scan reads the mask only for rows whose distance can enter the pool; with a selective filter
+   * it reads the mask first and skips the distance of the rows that fail.
+   */
+  allowedCount?: number;
   /** Prefilter as a function (used when there is no `allowedMask`). */
   allowed?: (pos: number) => boolean;
   /** Exclusive visibility cutoff. */

@@ -34,3 +34,31 @@ test('the kernel writes the same rows and sums with the mask read early or late,
     }
   }
 });
+
+test('searchMany answers the same whether a mostly-passing mask is read late (allowedCount given) or early', async (t) => {
+  const { IvfPqIndex } = await import('../../../src/index/vector/ivf-pq-index.js');
+  const { trainIvfPq } = await import('../../../src/index/vector/ivf-pq-model.js');
+  const { VectorSource } = await import('../../../src/index/vector/vector-source.js');
+  const { chunksOf, clusteredVectors } = await import('./fixtures.js');
+  const DIM = 32;
+  const N = 8000;
+  const data = clusteredVectors({ n: N, dim: DIM, clusters: 20, seed: 9, normSpread: 0.3 });
+  const source = new VectorSource(DIM, chunksOf(data, DIM, 1000));
+  const index = new IvfPqIndex(trainIvfPq(source, { metric: 'l2', partitions: 48 }));
+  for (const c of source.chunks) index.add(c);
+  const rnd = mulberry32(3);
+  for (const passing of [0.95, 0.6, 0.1]) {
+    const mask = Uint8Array.from({ length: N }, () => (rnd() < passing ? 1 : 0));
+    const allowedCount = mask.reduce((n, v) => n + v, 0);
+    for (let q = 0; q < 20; q++) {
+      const query = Float32Array.from({ length: DIM }, (_, d) => data[Math.floor(rnd() * N) * DIM + d] + 0.2 * (rnd() - 0.5));
+      for (const refineFactor of [0, 10]) {
+        const early = IvfPqIndex.searchMany([{ index, source, allowedMask: mask }], query, { k: 10, refineFactor, nprobes: 4 });
+        const late = IvfPqIndex.searchMany([{ index, source, allowedMask: mask, allowedCount }], query, { k: 10, refineFactor, nprobes: 4 });
+        t.deepEqual(Array.from(late.positions), Array.from(early.positions));
+        t.deepEqual(Array.from(late.distances), Array.from(early.distances));
+        t.is(late.partitionsProbed, early.partitionsProbed);
+      }
+    }
+  }
+});
