@@ -170,7 +170,9 @@ class Checker {
   }
 
   private predicate(out: Expr): { expr: Expr; info: Static } {
-    return { expr: out, info: { k: 'predicate', type: ARROW.boolean, kind: 'boolean', label: exprToString(out) } };
+    // Labels only name a node in an error message: written out when one is (IN lists of many
+    // literals made them a fifth of a point query).
+    return { expr: out, info: { k: 'predicate', type: ARROW.boolean, kind: 'boolean', get label() { return exprToString(out); } } };
   }
 
   private value(out: Expr, type: DataType | null): { expr: Expr; info: Static } {
@@ -181,7 +183,9 @@ class Checker {
         k: 'value',
         type,
         kind,
-        label: `${exprToString(out)} (${type === null ? 'unknown type' : kindName(kind as SqlKind)})`,
+        get label() {
+          return `${exprToString(out)} (${type === null ? 'unknown type' : kindName(kind as SqlKind)})`;
+        },
         domain: type === null ? undefined : domainOf(type),
       },
     };
@@ -214,7 +218,7 @@ class Checker {
           toStored(e.value, domain, `a ${e.temporal.toUpperCase()} literal`, { temporal: e.temporal });
         }
         const type = literalType(e.value, e.temporal, e.float === true);
-        return { expr: e, info: { k: 'literal', cls, expr: e, type, kind: sqlKind(type), label: exprToString(e) } };
+        return { expr: e, info: { k: 'literal', cls, expr: e, type, kind: sqlKind(type), get label() { return exprToString(e); } } };
       }
       case 'param': {
         let type: DataType | null = null;
@@ -458,7 +462,9 @@ function argInfo(s: Static): ArgInfo {
   return {
     kind: s.kind,
     type: s.type,
-    label: s.label,
+    get label() {
+      return s.label;
+    },
     literal: s.k === 'literal' ? { value: s.expr!.value } : undefined,
     untypedString: s.k === 'literal' && s.cls === 'string' && !s.expr!.temporal,
   };

@@ -202,7 +202,7 @@ export function evalNode(ctx: Context, e: Expr, sel: Uint8Array | null = null): 
     case 'column':
       return ctx.column(e.name);
     case 'literal':
-      return { tag: 'scalar', value: e.value, temporal: e.temporal, isParam: false, label: exprToString(e), float: e.float === true };
+      return { tag: 'scalar', value: e.value, temporal: e.temporal, isParam: false, get label() { return exprToString(e); }, float: e.float === true };
     case 'param':
       return { tag: 'scalar', value: ctx.param(e.index), isParam: true, label: `parameter $${e.index}` };
     case 'compare':

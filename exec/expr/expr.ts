@@ -422,50 +422,55 @@ function arithPrecedence(op: ArithOp): number {
 
 /** SQL text for an expression, parenthesised only where precedence needs it. */
 export function exprToString(expr: Expr): string {
-  const p = (child: Expr, parent: number) => {
-    const s = exprToString(child);
-    return PRECEDENCE[child.kind] <= parent ? `(${s})` : s;
-  };
-  return visitExpr<string>(expr, {
-    column: (e) => quoteIdent(e.name),
-    literal: (e) => (e.temporal ? `${e.temporal.toUpperCase()} ` : '') + literalToSql(e.value, e.float === true),
-    param: (e) => `$${e.index}`,
-    compare: (e) => `${p(e.left, 4)} ${e.op} ${p(e.right, 4)}`,
-    and: (e) => e.operands.map((o) => p(o, 2)).join(' AND '),
-    or: (e) => e.operands.map((o) => p(o, 1)).join(' OR '),
-    not: (e) => `NOT ${p(e.operand, 3)}`,
-    in: (e) => `${p(e.operand, 4)} ${e.negated ? 'NOT IN' : 'IN'} (${e.list.map((x) => exprToString(x)).join(', ')})`,
-    between: (e) => `${p(e.operand, 4)} ${e.negated ? 'NOT BETWEEN' : 'BETWEEN'} ${p(e.low, 4)} AND ${p(e.high, 4)}`,
-    is: (e) => `${p(e.operand, 4)} IS ${e.negated ? 'NOT ' : ''}${e.test.toUpperCase()}`,
-    like: (e) =>
-      `${p(e.operand, 4)} ${e.negated ? 'NOT ' : ''}${e.caseInsensitive ? 'ILIKE' : 'LIKE'} ${p(e.pattern, 4)}` +
-      (e.escape === '\\' ? '' : ` ESCAPE ${literalToSql(e.escape)}`),
-    // `* / %` bind tighter than `+ -`, which bind tighter than `||`; all associate left. An
-    // arithmetic operand of `||` is always parenthesised: node-sql-parser gives `||` the
-    // precedence of `*`, so `a || (b + c)` must not be printed as `a || b + c`.
-    arith: (e) => {
-      const own = arithPrecedence(e.op);
-      const side = (x: Expr, right: boolean) => {
-        const s = exprToString(x);
-        const xp = x.kind === 'arith' ? arithPrecedence(x.op) : PRECEDENCE[x.kind];
-        const paren = xp < own || (right && xp === own) || (x.kind === 'arith' && (e.op === '||') !== (x.op === '||'));
-        return paren ? `(${s})` : s;
-      };
-      return `${side(e.left, false)} ${e.op} ${side(e.right, true)}`;
-    },
-    negate: (e) => {
-      const s = p(e.operand, 7);
-      return s.startsWith('-') ? `-(${s})` : `-${s}`;
-    },
-    call: (e) =>
-      e.name === 'array'
-        ? `ARRAY[${e.args.map((a) => exprToString(a)).join(', ')}]`
-        : `${e.name}(${e.star ? '*' : (e.distinct ? 'DISTINCT ' : '') + e.args.map((a) => exprToString(a)).join(', ')})`,
-    case: (e) =>
-      `CASE${e.operand ? ' ' + exprToString(e.operand) : ''}` +
-      e.whens.map((w) => ` WHEN ${exprToString(w.when)} THEN ${exprToString(w.then)}`).join('') +
-      (e.otherwise ? ` ELSE ${exprToString(e.otherwise)}` : '') +
-      ' END',
-    cast: (e) => `CAST(${exprToString(e.operand)} AS ${e.to.toUpperCase()})`,
-  });
+  return visitExpr<string>(expr, TO_SQL_TEXT);
 }
+
+/** A child's text, parenthesised when it binds no tighter than its parent. */
+function childText(child: Expr, parent: number): string {
+  const s = exprToString(child);
+  return PRECEDENCE[child.kind] <= parent ? `(${s})` : s;
+}
+
+// One visitor for every call (built per call, its closures showed in profiles of IN lists).
+const TO_SQL_TEXT: ExprVisitor<string> = {
+  column: (e) => quoteIdent(e.name),
+  literal: (e) => (e.temporal ? `${e.temporal.toUpperCase()} ` : '') + literalToSql(e.value, e.float === true),
+  param: (e) => `$${e.index}`,
+  compare: (e) => `${childText(e.left, 4)} ${e.op} ${childText(e.right, 4)}`,
+  and: (e) => e.operands.map((o) => childText(o, 2)).join(' AND '),
+  or: (e) => e.operands.map((o) => childText(o, 1)).join(' OR '),
+  not: (e) => `NOT ${childText(e.operand, 3)}`,
+  in: (e) => `${childText(e.operand, 4)} ${e.negated ? 'NOT IN' : 'IN'} (${e.list.map((x) => exprToString(x)).join(', ')})`,
+  between: (e) => `${childText(e.operand, 4)} ${e.negated ? 'NOT BETWEEN' : 'BETWEEN'} ${childText(e.low, 4)} AND ${childText(e.high, 4)}`,
+  is: (e) => `${childText(e.operand, 4)} IS ${e.negated ? 'NOT ' : ''}${e.test.toUpperCase()}`,
+  like: (e) =>
+    `${childText(e.operand, 4)} ${e.negated ? 'NOT ' : ''}${e.caseInsensitive ? 'ILIKE' : 'LIKE'} ${childText(e.pattern, 4)}` +
+    (e.escape === '\\' ? '' : ` ESCAPE ${literalToSql(e.escape)}`),
+  // `* / %` bind tighter than `+ -`, which bind tighter than `||`; all associate left. An
+  // arithmetic operand of `||` is always parenthesised: node-sql-parser gives `||` the
+  // precedence of `*`, so `a || (b + c)` must not be printed as `a || b + c`.
+  arith: (e) => {
+    const own = arithPrecedence(e.op);
+    const side = (x: Expr, right: boolean) => {
+      const s = exprToString(x);
+      const xp = x.kind === 'arith' ? arithPrecedence(x.op) : PRECEDENCE[x.kind];
+      const paren = xp < own || (right && xp === own) || (x.kind === 'arith' && (e.op === '||') !== (x.op === '||'));
+      return paren ? `(${s})` : s;
+    };
+    return `${side(e.left, false)} ${e.op} ${side(e.right, true)}`;
+  },
+  negate: (e) => {
+    const s = childText(e.operand, 7);
+    return s.startsWith('-') ? `-(${s})` : `-${s}`;
+  },
+  call: (e) =>
+    e.name === 'array'
+      ? `ARRAY[${e.args.map((a) => exprToString(a)).join(', ')}]`
+      : `${e.name}(${e.star ? '*' : (e.distinct ? 'DISTINCT ' : '') + e.args.map((a) => exprToString(a)).join(', ')})`,
+  case: (e) =>
+    `CASE${e.operand ? ' ' + exprToString(e.operand) : ''}` +
+    e.whens.map((w) => ` WHEN ${exprToString(w.when)} THEN ${exprToString(w.then)}`).join('') +
+    (e.otherwise ? ` ELSE ${exprToString(e.otherwise)}` : '') +
+    ' END',
+  cast: (e) => `CAST(${exprToString(e.operand)} AS ${e.to.toUpperCase()})`,
+};

@@ -269,6 +269,23 @@ test('primary-key point lookups use each source key map, and bound parameters re
   await db.close();
 });
 
+test('key lookups over a MemTable of many small batches gather every column of the rows from all of them', async (t) => {
+  const db = await fresh();
+  await db.sql('CREATE TABLE g (id BIGINT PRIMARY KEY, s TEXT, v FLOAT4[3], n INT)');
+  // 40 batches of 5 rows, then upserts of a few keys (their newest versions sit in later batches).
+  for (let b = 0; b < 40; b++) {
+    await db.sql(`INSERT INTO g VALUES ${Array.from({ length: 5 }, (_, i) => { const id = b * 5 + i; return `(${id}, ${id % 3 === 0 ? 'NULL' : `'s${id}'`}, '[${id}, ${-id}, 0.5]', ${id % 4 === 0 ? 'NULL' : id})`; }).join(', ')}`);
+  }
+  await db.sql("INSERT INTO g VALUES (7, 'seven', '[7, 7, 7]', 70), (150, 'x', '[1, 2, 3]', NULL)");
+  const ids = [0, 1, 7, 12, 33, 99, 150, 151, 198, 199, 500];
+  const got = plain(await db.sql(`SELECT id, s, v, n FROM g WHERE id IN (${ids.join(', ')}) ORDER BY id`)).map((r) => ({ ...r, v: r.v === null ? null : Array.from(r.v as Iterable<number>) }));
+  const expected = ids.filter((id) => id < 200).map((id) =>
+    id === 7 ? { id, s: 'seven', v: [7, 7, 7], n: 70 } : id === 150 ? { id, s: 'x', v: [1, 2, 3], n: null } : { id, s: id % 3 === 0 ? null : `s${id}`, v: [id, 0 - id, 0.5], n: id % 4 === 0 ? null : id },
+  );
+  t.deepEqual(got, expected);
+  await db.close();
+});
+
 test('a streaming query keeps its snapshot while writes and other queries update the shared liveness and filter caches', async (t) => {
   const db = await fresh();
   await db.sql('CREATE TABLE s (id BIGINT PRIMARY KEY, v INT)');
