@@ -7,7 +7,7 @@
  */
 import { logger, None, parse, View } from 'vega';
 import { compile, type TopLevelSpec } from 'vega-lite';
-import type { Measurement } from './report.js';
+import type { Measurement } from './measurement.js';
 
 export interface ChartSpec {
   kind: 'bars' | 'lines';
