@@ -77,7 +77,8 @@ async function sidecarModels(mem: MemoryObjectStore): Promise<string[]> {
   return Promise.all(keys.map(async (o) => tableFromIPC(await mem.get(o.key)).schema.metadata.get(SIDECAR_MODEL_KEY)!));
 }
 
-test('a table past GROWTH_FACTOR × its training rows gets a model with more partitions; every generation is re-encoded and recall holds', async (t) => {
+// Serial: it holds growth back through the shared settings while the other tests would grow.
+test.serial('a table past GROWTH_FACTOR × its training rows gets a model with more partitions; every generation is re-encoded and recall holds', async (t) => {
   const mem = new MemoryObjectStore();
   // Filled with growth held back, to count the codes a query reads under the first model.
   modelGrowthSettings.minRows = Infinity;
