@@ -111,6 +111,12 @@ export async function runShell(flags: SqlFlags, terminal: Terminal): Promise<num
     const started = performance.now();
     try {
       await printStatement(session, sql, [], state.format, terminal.sink, { style: terminal.style, width: process.stdout.columns || terminal.width, maxRows: state.maxRows }, running.signal);
+      // A remote stream cut by the cancel may end without an error (the call is cancelled between
+      // two messages): the statement was still cancelled, and says so.
+      if (running.signal.aborted) {
+        terminal.error('cancelled');
+        return false;
+      }
       return true;
     } catch (e) {
       if (isQuiverError(e, 'cancelled') || running.signal.aborted) terminal.error('cancelled');

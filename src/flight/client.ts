@@ -321,6 +321,9 @@ export class FlightSqlClient {
         const batch = reader.read(fd as IncomingFlightData);
         if (batch) yield batch;
       }
+      // A call cancelled between two messages can end without an error: the result is not
+      // complete, and the caller who aborted it must not take it for complete.
+      if (options.signal?.aborted) throw new QuiverError('cancelled', 'query cancelled');
     } catch (e) {
       throw this.error(e);
     } finally {
