@@ -8,12 +8,12 @@
  * Options: --rows N (default 1000000); --only embedded|server.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { writeCsv } from '../test/cli/load-data.js';
-import { QUIVER_BIN } from '../test/cli/quiver-process.js';
+import { QUIVER_BIN, samplePeakRss } from '../test/cli/quiver-process.js';
 import { startServe } from '../test/flight/serve-process.js';
 
 const rowsArg = process.argv.indexOf('--rows');
@@ -26,20 +26,12 @@ function load(args: string[]): Promise<{ seconds: number; peakMb: number; stdout
     const started = performance.now();
     const child = spawn(process.execPath, [QUIVER_BIN, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
     let stdout = '';
-    let peak = 0;
     child.stdout.on('data', (b) => (stdout += b));
-    const timer = setInterval(() => {
-      try {
-        const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
-        if (m) peak = Math.max(peak, Number(m[1]) / 1024);
-      } catch {
-        // exited
-      }
-    }, 50);
+    const peak = samplePeakRss(child.pid!);
     child.on('close', (code) => {
-      clearInterval(timer);
+      const peakMb = peak();
       if (code !== 0) reject(new Error(`quiver load exited ${code}`));
-      else resolve({ seconds: (performance.now() - started) / 1000, peakMb: peak, stdout });
+      else resolve({ seconds: (performance.now() - started) / 1000, peakMb, stdout });
     });
   });
 }

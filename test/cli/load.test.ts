@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { spawn } from 'node:child_process';
 import { tableFromArrays, tableToIPC } from 'apache-arrow';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { quiver, QUIVER_BIN, tempDir } from './quiver-process.js';
+import { quiver, QUIVER_BIN, samplePeakRss, tempDir } from './quiver-process.js';
 import { writeCsv, writeNdjson } from './load-data.js';
 
 async function rows(data: string, sql: string): Promise<Record<string, unknown>[]> {
@@ -18,28 +18,19 @@ async function rows(data: string, sql: string): Promise<Record<string, unknown>[
   return r.stdout.trim() ? r.stdout.trim().split('\n').map((l) => JSON.parse(l)) : [];
 }
 
-/** Runs quiver, sampling the child's resident memory from /proc until it exits. */
+/** Runs quiver, sampling the child's resident memory until it exits. */
 function quiverWithPeakRss(args: string[]): Promise<{ code: number; stdout: string; stderr: string; peakRssMb: number }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [QUIVER_BIN, ...args], { env: { ...process.env, NO_COLOR: '1' } });
     let stdout = '';
     let stderr = '';
-    let peak = 0;
     child.stdout.on('data', (b) => (stdout += b));
     child.stderr.on('data', (b) => (stderr += b));
-    const sample = setInterval(() => {
-      try {
-        const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
-        if (m) peak = Math.max(peak, Number(m[1]) / 1024);
-      } catch {
-        // exited
-      }
-    }, 50);
+    const peak = samplePeakRss(child.pid!);
     const timer = setTimeout(() => child.kill('SIGKILL'), 280_000);
     child.on('close', (code) => {
-      clearInterval(sample);
       clearTimeout(timer);
-      resolve({ code: code ?? -1, stdout, stderr, peakRssMb: peak });
+      resolve({ code: code ?? -1, stdout, stderr, peakRssMb: peak() });
     });
   });
 }

@@ -3,7 +3,7 @@
  * with standard input given, colour off unless asked for, and a time bound.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -39,6 +39,27 @@ export function quiver(args: string[], options: { input?: string | Buffer; env?:
     child.stdin.on('error', () => {});
     child.stdin.end(options.input ?? '');
   });
+}
+
+/**
+ * Samples a process's peak resident memory (VmHWM, from /proc) every 50 ms; the returned function
+ * stops sampling and gives the peak in MB.
+ */
+export function samplePeakRss(pid: number): () => number {
+  let peak = 0;
+  const read = () => {
+    try {
+      const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+      if (m) peak = Math.max(peak, Number(m[1]) / 1024);
+    } catch {
+      // exited
+    }
+  };
+  const timer = setInterval(read, 50);
+  return () => {
+    clearInterval(timer);
+    return peak;
+  };
 }
 
 export function tempDir(prefix = 'quiver-cli-'): { path: string; remove(): void } {
