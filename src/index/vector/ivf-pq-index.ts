@@ -42,9 +42,8 @@
 import { Field, FixedSizeBinary, makeData, RecordBatch, Schema, Struct, Table, Type, Uint32 } from 'apache-arrow';
 import { distanceAt, dotBetween, l2Between, normSqAt, vectorNorm } from './distance.js';
 import { checkQuery, type KnnResult } from './flat-knn.js';
+import { type EncodedRows, IvfPqEncoder } from './ivf-pq-encoder.js';
 import { PQ_CODEWORDS, normaliseInPlace, validateIvfPqModel, type IvfPqModel } from './ivf-pq-model.js';
-import { NearestCentroids, squaredNorms } from './kmeans.js';
-import { simdAvailable, stageRows } from './simd-kernels.js';
 import { adcKernel } from './adc-kernel.js';
 import { TopK } from './top-k.js';
 import type { VectorChunk, VectorSource } from './vector-source.js';
@@ -83,8 +82,6 @@ export interface IvfPqSearchOptions {
 }
 
 const INITIAL_CAPACITY = 16;
-/** Rows PQ-encoded together by `add`. */
-const ADD_BLOCK = 64;
 const META_MAX_ERROR = 'quiver.ivf_pq.max_reconstruction_error';
 
 export class IvfPqIndex {
@@ -96,23 +93,12 @@ export class IvfPqIndex {
   private readonly maxError: Float64Array;
   private rows = 0;
   private skipped = 0;
-  private readonly ivf: NearestCentroids;
-  private readonly pq: NearestCentroids[];
   /** l2 only: per row ‖r̂‖² + 2 c_p·r̂ (derived from the code, so it survives a round trip). */
   private readonly terms: Float32Array[];
   /** l2 only: max |term| per partition, for the rounding tolerance of range pruning. */
   private readonly maxAbsTerm: Float64Array;
-  private readonly cbNorms: Float64Array[];
-  /** The same ‖codeword‖², subspace s codeword j at s·256 + j. */
+  /** ‖codeword‖², subspace s codeword j at s·256 + j (the model's encoder's). */
   private readonly cbNormsFlat: Float64Array;
-  private readonly blockResiduals: Float32Array;
-  private readonly blockPartitions: Int32Array;
-  private readonly blockPositions: Float64Array;
-  private readonly blockCodes: Uint8Array;
-  /** The block's reconstructed residuals r̂ (the chosen codewords). */
-  private readonly blockRecon: Float32Array;
-  private readonly blockErrors = new Float64Array(ADD_BLOCK);
-  private readonly blockTerms = new Float64Array(ADD_BLOCK);
 
   constructor(model: IvfPqModel) {
     validateIvfPqModel(model);
@@ -124,20 +110,7 @@ export class IvfPqIndex {
     this.maxError = new Float64Array(P);
     this.terms = Array.from({ length: P }, () => new Float32Array(0));
     this.maxAbsTerm = new Float64Array(P);
-    const enc = encodersFor(model);
-    this.ivf = enc.ivf;
-    this.pq = enc.pq;
-    const cbSize = PQ_CODEWORDS * model.subDim;
-    this.cbNorms = Array.from({ length: model.subVectors }, (_, s) =>
-      squaredNorms(model.codebooks.subarray(s * cbSize, (s + 1) * cbSize), PQ_CODEWORDS, model.subDim),
-    );
-    this.cbNormsFlat = new Float64Array(model.subVectors * PQ_CODEWORDS);
-    for (let s = 0; s < model.subVectors; s++) this.cbNormsFlat.set(this.cbNorms[s], s * PQ_CODEWORDS);
-    this.blockResiduals = new Float32Array(ADD_BLOCK * model.dim);
-    this.blockRecon = new Float32Array(ADD_BLOCK * model.dim);
-    this.blockPartitions = new Int32Array(ADD_BLOCK);
-    this.blockPositions = new Float64Array(ADD_BLOCK);
-    this.blockCodes = new Uint8Array(ADD_BLOCK * model.subVectors);
+    this.cbNormsFlat = IvfPqEncoder.of(model).cbNormsFlat;
   }
 
   /** Number of indexed rows. */
@@ -157,72 +130,22 @@ export class IvfPqIndex {
 
   /** Indexes every non-null, finite vector of the chunk under its row position. */
   add(chunk: VectorChunk): void {
-    const { dim, metric } = this.model;
-    const { start, count, data, validity, bitOffset } = chunk;
-    if (data.length < count * dim) throw new Error(`vector chunk holds ${data.length} values, needs ${count} × ${dim}`);
-    if (!Number.isInteger(start) || start < 0 || start + count > 0x1_0000_0000) {
-      throw new Error(`row positions must fit in 32 bits (chunk ${start}+${count})`);
-    }
-    const resid = this.blockResiduals;
-    let b = 0;
-    for (let i = 0; i < count; i++) {
-      if (validity !== null) {
-        const bit = bitOffset + i;
-        if ((validity[bit >> 3] & (1 << (bit & 7))) === 0) continue;
-      }
-      const off = i * dim;
-      const nsq = normSqAt(data, off, dim);
-      if (nsq - nsq !== 0) {
-        this.skipped++;
-        continue;
-      }
-      const ro = b * dim;
-      resid.set(data.subarray(off, off + dim), ro);
-      if (metric === 'cosine') normaliseInPlace(resid, ro, dim);
-      this.blockPositions[b] = start + i;
-      if (++b === ADD_BLOCK) {
-        this.flushBlock(b);
-        b = 0;
-      }
-    }
-    if (b > 0) this.flushBlock(b);
+    this.applyEncoded(IvfPqEncoder.of(this.model).encode(chunk));
   }
 
   /**
-   * Assigns the block's rows to partitions (all rows against all centroids at once), turns them
-   * into residuals, PQ-encodes those one sub-space at a time (staged once for the SIMD kernel)
-   * and appends the rows.
+   * Appends rows encoded by an `IvfPqEncoder` of this index's model (here or on another thread:
+   * the result is the same as `add` of their chunk).
    */
-  private flushBlock(count: number): void {
-    const { dim, subVectors: M, subDim, centroids } = this.model;
-    const resid = this.blockResiduals;
-    const codes = this.blockCodes;
-    const parts = this.blockPartitions;
-    this.ivf.nearestMany(resid, 0, dim, count, parts, 0, 1);
-    for (let b = 0; b < count; b++) {
-      const ro = b * dim;
-      const co = parts[b] * dim;
-      for (let d = 0; d < dim; d++) resid[ro + d] -= centroids[co + d];
+  applyEncoded(rows: EncodedRows): void {
+    const M = this.model.subVectors;
+    const { positions, partitions, codes, terms, errors } = rows;
+    for (let r = 0; r < rows.count; r++) {
+      const p = partitions[r];
+      if (errors[r] > this.maxError[p]) this.maxError[p] = errors[r];
+      this.append(p, positions[r], codes, r * M, terms[r]);
     }
-    const staged = this.pq[0].accelerated ? stageRows(resid, 0, dim, count, dim) : null;
-    const recon = this.blockRecon;
-    for (let s = 0; s < M; s++) {
-      const pq = this.pq[s];
-      pq.nearestMany(resid, s * subDim, dim, count, codes, s, M, staged, s * subDim);
-      // The chosen codewords, while this sub-space's codebook is in cache (random accesses
-      // to the whole codebook array would miss it when it exceeds L2, e.g. 768 dims).
-      pq.copyCentroids(codes, s, M, count, recon, s * subDim, dim);
-    }
-    const l2 = this.model.metric === 'l2';
-    const err = this.blockErrors;
-    const terms = this.blockTerms;
-    errorsAndTerms(resid, recon, codes, parts, count, dim, M, subDim, centroids, this.cbNormsFlat, err, terms);
-    for (let b = 0; b < count; b++) {
-      const p = parts[b];
-      const e = Math.sqrt(err[b]);
-      if (e > this.maxError[p]) this.maxError[p] = e;
-      this.append(p, this.blockPositions[b], codes, b * M, l2 ? terms[b] : 0);
-    }
+    this.skipped += rows.skipped;
   }
 
   /** l2 term of a row of partition p with codes at `codes[off ..)`: Σ_s ‖r̂_s‖² + 2 c_p·r̂_s. */
@@ -753,94 +676,6 @@ function maxAbsPerSubspace(lut: Float32Array, M: number): number {
     total += m;
   }
   return total;
-}
-
-/**
- * Per block row b < count: squared reconstruction error ‖r − r̂‖² (→ err[b]) and l2 term
- * Σ_s ‖r̂_s‖² + 2 c_p·r̂_s (→ terms[b]), from the residuals and reconstructions (r̂ = the chosen
- * codewords, `recon`), one sequential pass per row. Per sub-space the same operations in the
- * same order as l2Between / dotBetween (four accumulators), summed over s in order, so the
- * values equal Σ_s l2Between(r_s, r̂_s) and `IvfPqIndex.termOf` bit for bit.
- */
-function errorsAndTerms(
-  resid: Float32Array,
-  recon: Float32Array,
-  codes: Uint8Array,
-  parts: Int32Array,
-  count: number,
-  dim: number,
-  M: number,
-  subDim: number,
-  centroids: Float32Array,
-  cbNorms: Float64Array,
-  errOut: Float64Array,
-  termOut: Float64Array,
-): void {
-  for (let b = 0; b < count; b++) {
-    const po = parts[b] * dim;
-    const bo = b * M;
-    let err = 0;
-    let term = 0;
-    for (let s = 0; s < M; s++) {
-      const xo = b * dim + s * subDim;
-      const qo = po + s * subDim;
-      let e0 = 0, e1 = 0, e2 = 0, e3 = 0, t0 = 0, t1 = 0, t2 = 0, t3 = 0;
-      let i = 0;
-      for (; i + 3 < subDim; i += 4) {
-        const c0 = recon[xo + i], c1 = recon[xo + i + 1], c2 = recon[xo + i + 2], c3 = recon[xo + i + 3];
-        const d0 = resid[xo + i] - c0, d1 = resid[xo + i + 1] - c1, d2 = resid[xo + i + 2] - c2, d3 = resid[xo + i + 3] - c3;
-        e0 += d0 * d0;
-        e1 += d1 * d1;
-        e2 += d2 * d2;
-        e3 += d3 * d3;
-        t0 += centroids[qo + i] * c0;
-        t1 += centroids[qo + i + 1] * c1;
-        t2 += centroids[qo + i + 2] * c2;
-        t3 += centroids[qo + i + 3] * c3;
-      }
-      for (; i < subDim; i++) {
-        const c = recon[xo + i];
-        const d = resid[xo + i] - c;
-        e0 += d * d;
-        t0 += centroids[qo + i] * c;
-      }
-      err += e0 + e1 + e2 + e3;
-      term += cbNorms[s * PQ_CODEWORDS + codes[bo + s]] + 2 * (t0 + t1 + t2 + t3);
-    }
-    errOut[b] = err;
-    termOut[b] = term;
-  }
-}
-
-interface Encoders {
-  ivf: NearestCentroids;
-  pq: NearestCentroids[];
-  simd: boolean;
-}
-
-/**
- * Nearest-centroid searchers of a model (IVF centroids and one per PQ sub-space), shared by every
- * index over that model (models are immutable), so a new index — a MemTable's, a flush's
- * `remapped` copy — costs no set-up; rebuilt when the SIMD kernel was switched on or off.
- */
-const encoderCache = new WeakMap<IvfPqModel, Encoders>();
-
-function encodersFor(model: IvfPqModel): Encoders {
-  const simd = simdAvailable();
-  let enc = encoderCache.get(model);
-  if (enc === undefined || enc.simd !== simd) {
-    const cbSize = PQ_CODEWORDS * model.subDim;
-    enc = {
-      ivf: new NearestCentroids(model.centroids, model.partitions, model.dim),
-      pq: Array.from(
-        { length: model.subVectors },
-        (_, s) => new NearestCentroids(model.codebooks.subarray(s * cbSize, (s + 1) * cbSize), PQ_CODEWORDS, model.subDim),
-      ),
-      simd,
-    };
-    encoderCache.set(model, enc);
-  }
-  return enc;
 }
 
 /**
