@@ -236,6 +236,26 @@ interface Plan {
   cost: number;
 }
 
+/** Block-max bounds of one term's posting list (`InvertedIndex.termBlocks`). */
+interface TermBlocks {
+  /** avgdl the values were computed with. */
+  avgdl: number;
+  /** Per full block: max tf / (tf + c0 + c1·dl) over its postings. */
+  vals: Float64Array;
+  /** Full blocks computed. */
+  count: number;
+}
+
+/** Counters for tests and benchmarks: postings the block-max path (`runFirstTermPruned`) scored and skipped. */
+export const ftsSearchWork = { prunedScored: 0, prunedSkipped: 0 };
+
+/** Postings per block of the block-max bounds. */
+const BLOCK_POSTINGS = 64;
+/** Lists shorter than this are scored whole (no block bounds). */
+const PRUNE_MIN_POSTINGS = 4 * BLOCK_POSTINGS;
+/** Terms whose block bounds an index keeps before it starts over (bounds the cache). */
+const MAX_BLOCK_MAX_TERMS = 65_536;
+
 const META_PREFIX = 'quiver.fts.';
 const NO_ENTRIES = new Uint32Array(0);
 const SURFACE_CACHE_LIMIT = 1 << 20;
@@ -440,6 +460,8 @@ export class InvertedIndex {
   private mustIndex = 0;
   private nMust = 0;
   private searching = false;
+  /** Per term id: block-max score bounds of its posting list (`termBlocks`), for long lists only. */
+  private blockMax = new Map<number, TermBlocks>();
 
   constructor(opts: TokenizerOptions = {}) {
     this.options = resolveTokenizerOptions(opts);
@@ -1052,11 +1074,19 @@ export class InvertedIndex {
     for (let i = n - 1; i >= 0; i--) rest[i] = rest[i + 1]! + this.upperBound(plans[i]!, avgdl);
     if (rest[0]! < minScore) return; // no row can reach the caller's threshold
     let update = false;
+    // θ the block-max first clause ended with (the k-th best allowed score then, or minScore):
+    // right after it, it is exactly what the check below would compute.
+    let firstTheta: number | undefined;
     for (let i = 0; i < n; i++) {
       const p = plans[i]!;
+      if (i === 0 && p.clause.kind === 'term' && p.terms.length === 1 && p.cost >= PRUNE_MIN_POSTINGS && p.clause.boost * p.terms[0]!.idf > 0) {
+        firstTheta = this.runFirstTermPruned(p.terms[0]!, p.clause.boost * p.terms[0]!.idf, avgdl, k, rest[1]!, minScore, allowed);
+        continue;
+      }
       if (i > 0 && (update || p.cost >= 64) && (this.nTouched >= k || rest[i]! < minScore)) {
         let theta = minScore;
-        if (this.nTouched >= k) {
+        if (i === 1 && firstTheta !== undefined) theta = firstTheta;
+        else if (this.nTouched >= k) {
           if (allowed !== undefined) this.keepAllowed(allowed);
           if (this.nTouched >= k) theta = Math.max(theta, this.kthScore(k));
         }
@@ -1069,6 +1099,146 @@ export class InvertedIndex {
       }
       this.runClause(p, update ? Mode.Update : Mode.Touch, avgdl);
     }
+  }
+
+  /**
+   * The first (rarest) optional clause when it is one term with a long posting list: like
+   * `runTerm` in Touch mode, but block by block (`BLOCK_POSTINGS` postings), skipping a block
+   * when even its best row — the block's bound plus the upper bounds of every later clause
+   * (`restAfter`) — stays below θ: the k-th best score so far among allowed rows, or the
+   * caller's `minScore`, whichever is higher. Exact: a skipped row's final score is below θ, θ
+   * is at most the final k-th score, so it can neither be a result nor push one out (later
+   * clauses that touch it add less than its true score). Nothing is touched before this clause,
+   * so no touched row misses this term's contribution. Inside a block that is scored, rows
+   * below the same bound are not touched either. Returns θ at the end.
+   */
+  private runFirstTermPruned(
+    r: ResolvedTerm,
+    weight: number,
+    avgdl: number,
+    k: number,
+    restAfter: number,
+    minScore: number,
+    allowed: ((pos: number) => boolean) | undefined,
+  ): number {
+    this.mode = Mode.Touch;
+    const cEpoch = ++this.clauseEpoch;
+    const post = this.post[r.id]!;
+    const end = r.end;
+    const base = this.base;
+    const docLen = this.docLen;
+    const k1p1 = BM25_K1 + 1;
+    const c0 = BM25_K1 * (1 - BM25_B);
+    const c1 = (BM25_K1 * BM25_B) / avgdl;
+    const blocks = this.termBlocks(r.id, end, avgdl);
+    // A block's value was computed with avgdl = blocks.avgdl; for this query's avgdl the
+    // denominator tf + c0 + c1·dl shrinks by at most min(1, blocks.avgdl / avgdl).
+    const scale = ((weight * k1p1) / Math.min(1, blocks.avgdl / avgdl)) * (1 + 1e-9);
+    const vals = blocks.vals;
+    const nb = blocks.count;
+    const epoch = this.epoch;
+    const excl = this.exclStamp;
+    const stamp = this.stamp;
+    const scores = this.scores;
+    const cnt = this.mustCnt;
+    const cst = this.clauseStamp;
+    const touched = this.touched;
+    let nt = this.nTouched;
+    // Min-heap of the k best allowed scores: heap[0] is the k-th best once full.
+    const heap = new Float64Array(k);
+    let size = 0;
+    let theta = minScore;
+    for (let b = 0, from = 0; from < end; b++, from += BLOCK_POSTINGS) {
+      const to = Math.min(end, from + BLOCK_POSTINGS);
+      if (b < nb && vals[b]! * scale + restAfter < theta) {
+        ftsSearchWork.prunedSkipped += to - from;
+        continue;
+      }
+      ftsSearchWork.prunedScored += to - from;
+      let prevEnd = from === 0 ? 0 : post[2 * from - 1]!;
+      for (let j = from; j < to; j++) {
+        const d = post[2 * j]! - base;
+        const e = post[2 * j + 1]!;
+        const tf = e - prevEnd;
+        prevEnd = e;
+        const s = (weight * tf * k1p1) / (tf + c0 + c1 * docLen[d]!);
+        // A row that cannot reach θ even with every later clause is not touched at all (the
+        // same argument as a skipped block): most rows of a long list, once θ has risen.
+        if (s + restAfter < theta || excl[d] === epoch) continue;
+        stamp[d] = epoch;
+        scores[d] = s;
+        cnt[d] = 1;
+        cst[d] = cEpoch;
+        touched[nt++] = d;
+        if (size === k && s <= heap[0]!) continue;
+        if (allowed !== undefined && !allowed(d + base)) continue;
+        if (size < k) {
+          let i = size++;
+          while (i > 0) {
+            const parent = (i - 1) >> 1;
+            if (heap[parent]! <= s) break;
+            heap[i] = heap[parent]!;
+            i = parent;
+          }
+          heap[i] = s;
+        } else {
+          let i = 0;
+          for (;;) {
+            const l = 2 * i + 1;
+            if (l >= size) break;
+            const m = l + 1 < size && heap[l + 1]! < heap[l]! ? l + 1 : l;
+            if (heap[m]! >= s) break;
+            heap[i] = heap[m]!;
+            i = m;
+          }
+          heap[i] = s;
+        }
+        if (size === k && heap[0]! > theta) theta = heap[0]!;
+      }
+    }
+    this.nTouched = nt;
+    return theta;
+  }
+
+  /**
+   * Block-max bounds of term `id`'s first `end` postings: per full block of `BLOCK_POSTINGS`,
+   * the largest tf / (tf + c0 + c1·dl) with c1 from `avgdl` at the time the block was computed.
+   * Postings are only ever appended, so full blocks never change: the cache grows with the list.
+   */
+  private termBlocks(id: number, end: number, avgdl: number): TermBlocks {
+    let t = this.blockMax.get(id);
+    const want = Math.floor(end / BLOCK_POSTINGS);
+    if (t && t.count >= want) return t;
+    if (!t) {
+      if (this.blockMax.size >= MAX_BLOCK_MAX_TERMS) this.blockMax.clear();
+      t = { avgdl, vals: new Float64Array(Math.max(16, want)), count: 0 };
+      this.blockMax.set(id, t);
+    }
+    if (t.vals.length < want) {
+      const next = new Float64Array(Math.max(want, 2 * t.vals.length));
+      next.set(t.vals.subarray(0, t.count));
+      t.vals = next;
+    }
+    const post = this.post[id]!;
+    const base = this.base;
+    const docLen = this.docLen;
+    const c0 = BM25_K1 * (1 - BM25_B);
+    const c1 = (BM25_K1 * BM25_B) / t.avgdl;
+    for (let b = t.count; b < want; b++) {
+      const from = b * BLOCK_POSTINGS;
+      let prevEnd = from === 0 ? 0 : post[2 * from - 1]!;
+      let best = 0;
+      for (let j = from; j < from + BLOCK_POSTINGS; j++) {
+        const e = post[2 * j + 1]!;
+        const tf = e - prevEnd;
+        prevEnd = e;
+        const v = tf / (tf + c0 + c1 * docLen[post[2 * j]! - base]!);
+        if (v > best) best = v;
+      }
+      t.vals[b] = best;
+    }
+    t.count = want;
+    return t;
   }
 
   /** Drops touched rows the prefilter rejects, testing each row at most once per search. */

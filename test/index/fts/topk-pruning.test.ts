@@ -5,7 +5,7 @@
  * and without a prefilter (pruning then ranks by allowed rows only).
  */
 import test from 'ava';
-import { InvertedIndex } from '../../../src/index/fts/inverted-index.js';
+import { collectFtsStats, ftsSearchWork, InvertedIndex } from '../../../src/index/fts/inverted-index.js';
 import { parseFtsQuery } from '../../../src/index/fts/query.js';
 import { mulberry32, syntheticDocs, zipf } from './synthetic.js';
 import { RefIndex, refDocs, topK } from './reference.js';
@@ -70,5 +70,51 @@ test('top-10 equals the reference on a 3000-document Zipfian corpus', (t) => {
     const want = topK(ref.search(q), 10);
     t.deepEqual(Array.from(got.positions), want.map((h) => h.pos), qs);
     want.forEach((h, i) => t.true(Math.abs(got.scores[i]! - h.score) <= Math.max(1e-6, h.score * 2 ** -23), `${qs} #${i}`));
+  }
+});
+
+test('block-max skipping of a long first term runs and keeps results exact, as the list grows and under shared statistics', (t) => {
+  // One index grown in three steps, queried after each (its block bounds are cached and extended),
+  // against the full ranking; then two halves scored with merged statistics (another avgdl than
+  // the one a half's bounds were computed with) and a caller threshold, against one index.
+  const grown = new InvertedIndex(opts);
+  const common = z.vocab.slice(0, 5);
+  // The most frequent words (long lists) and some rarer ones, alone and with a second word.
+  const probes = [...z.vocab.slice(0, 20), ...z.vocab.slice(100, 110), `${z.vocab[0]} ${z.vocab[150]}`, `${z.vocab[300]} ${z.vocab[1]}`];
+  ftsSearchWork.prunedSkipped = 0;
+  ftsSearchWork.prunedScored = 0;
+  for (const [from, to] of [[0, 1000], [1000, 2200], [2200, 3000]] as const) {
+    grown.add(from, texts.slice(from, to));
+    for (const qs of probes) {
+      const q = parseFtsQuery(qs, opts);
+      const full = grown.search(q, { k: to });
+      for (const k of [1, 10]) {
+        const got = grown.search(q, { k });
+        t.deepEqual(Array.from(got.positions), Array.from(full.positions.subarray(0, k)), `${qs} k=${k} after ${to} rows`);
+        t.deepEqual(Array.from(got.scores), Array.from(full.scores.subarray(0, k)), `${qs} k=${k} after ${to} rows (scores)`);
+      }
+    }
+  }
+  t.true(ftsSearchWork.prunedSkipped > 0, 'the block-max path skipped postings');
+  t.true(ftsSearchWork.prunedScored > 0);
+
+  const a = new InvertedIndex(opts);
+  const b = new InvertedIndex(opts);
+  a.add(0, texts.slice(0, 1500));
+  b.add(1500, texts.slice(1500));
+  for (const qs of common) {
+    const q = parseFtsQuery(qs, opts);
+    // Bounds computed first with this half's own avgdl, then used under the merged one.
+    a.search(q, { k: 10 });
+    b.search(q, { k: 10 });
+    const stats = collectFtsStats([{ index: a }, { index: b }], q);
+    const want = index.search(q, { k: 10 });
+    const fromA = a.search(q, { k: 10, stats });
+    const threshold = fromA.scores.length === 10 ? fromA.scores[9]! * (1 - 1e-6) : undefined;
+    const fromB = b.search(q, { k: 10, stats, minScore: threshold });
+    const merged = [...fromA.positions].map((p, i) => ({ p, s: fromA.scores[i]! }));
+    fromB.positions.forEach((p, i) => merged.push({ p, s: fromB.scores[i]! }));
+    merged.sort((x, y) => y.s - x.s || x.p - y.p);
+    t.deepEqual(merged.slice(0, 10).map((h) => h.p), Array.from(want.positions), `${qs}: two halves with merged stats and a threshold`);
   }
 });
