@@ -5,6 +5,12 @@
  */
 import { type Data, type DataType, makeData, Type } from 'apache-arrow';
 
+/** A typed array of fixed-width values (subarray and set, as every TypedArray has). */
+interface TypedValues {
+  subarray(begin: number, end: number): TypedValues;
+  set(src: TypedValues, offset: number): void;
+}
+
 export function gatherData(sources: readonly Data[], from: Uint32Array, rows: Uint32Array): Data {
   const n = rows.length;
   const type = sources[0].type as DataType;
@@ -48,6 +54,18 @@ export function gatherData(sources: readonly Data[], from: Uint32Array, rows: Ui
     }
     case Type.FixedSizeList: {
       const size = (type as unknown as { listSize: number }).listSize;
+      // Vectors (a fixed-width child without nulls): one copy of `size` values per row, instead
+      // of an index per value through the generic path below.
+      const childType = sources[0].children[0].type as DataType;
+      if ((childType.typeId === Type.Float || childType.typeId === Type.Int) && sources.every((s) => s.children[0].nullCount === 0 && s.children[0].stride === 1)) {
+        const first = sources[0].children[0].values as unknown as { constructor: new (n: number) => TypedValues };
+        const values = new first.constructor(n * size);
+        for (let i = 0; i < n; i++) {
+          const v = sources[from[i]].children[0].values as unknown as TypedValues;
+          values.set(v.subarray(rows[i] * size, rows[i] * size + size), i * size);
+        }
+        return mk({ child: makeData({ type: childType, length: n * size, nullCount: 0, data: values } as never) });
+      }
       const childRows = new Uint32Array(n * size);
       const childFrom = new Uint32Array(n * size);
       for (let i = 0; i < n; i++) {

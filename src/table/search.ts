@@ -365,7 +365,7 @@ export function textHits(prepared: readonly PreparedSource[], def: IndexDef, que
     const { source, allowed, allowedCount, index } = withIndex[s];
     if (allowedCount === 0) continue;
     const minScore = best.full ? -best.bound * (1 - 1e-6) : undefined;
-    const r = index.search(query, { k, stats, allowed: (pos) => allowed[pos] === 1, maxPosition: source.rowCount, minScore });
+    const r = index.search(query, { k, stats, allowedMask: allowed, maxPosition: source.rowCount, minScore });
     for (let i = 0; i < r.positions.length; i++) {
       hits.push({ source, position: r.positions[i], value: r.scores[i], rank: s });
       best.offer(-r.scores[i], hits.length);

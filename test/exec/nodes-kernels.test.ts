@@ -5,7 +5,7 @@
  * selection before sorting, and fixed-width take / gather / permute.
  */
 import test from 'ava';
-import { type Data, DataType, Float64, Int32, Int64, makeData, makeVector } from 'apache-arrow';
+import { type Data, DataType, Field, FixedSizeList, Float32, Float64, Int32, Int64, makeData, makeVector } from 'apache-arrow';
 import { makeAccumulator } from '../../exec/kernels/group-aggregates.js';
 import { GroupKeyTable } from '../../exec/kernels/hash-keys.js';
 import { splitByThreshold } from '../../exec/kernels/key-threshold.js';
@@ -259,4 +259,39 @@ test('fixed-width take, gather and permute equal takeData / gatherData (NaN bit 
   t.false(canPermute([makeColumn('utf8', ['a'])]));
   t.false(canPermute([makeColumn('int64', [1n]), makeData({ type: new Int64(), length: 0, nullCount: 0, data: new BigInt64Array(0) }), makeColumn('int32', [1])]));
   t.true(DataType.isInt(new Int32()));
+});
+
+test('gatherData of FixedSizeList vectors across sources (sliced, null vectors) equals the rows picked one by one', (t) => {
+  const rng = new Rng(404);
+  const dim = 5;
+  const type = new FixedSizeList(dim, new Field('item', new Float32(), true));
+  const vectorColumn = (m: number): Data => {
+    const pad = rng.int(4);
+    const total = pad + m + 1;
+    const values = Float32Array.from({ length: total * dim }, () => rng.next() * 100 - 50);
+    const valid = new Uint8Array((total + 7) >> 3);
+    for (let i = 0; i < total; i++) if (rng.next() < 0.8) valid[i >> 3] |= 1 << (i & 7);
+    const child = makeData({ type: type.children[0].type, length: total * dim, nullCount: 0, data: values });
+    const whole = makeData({ type, length: total, nullBitmap: valid, child });
+    return whole.slice(pad, m);
+  };
+  for (let round = 0; round < 20; round++) {
+    const sources = Array.from({ length: 1 + rng.int(4) }, () => vectorColumn(1 + rng.int(30)));
+    const m = rng.int(40);
+    const from = new Uint32Array(m);
+    const rows = new Uint32Array(m);
+    for (let i = 0; i < m; i++) {
+      from[i] = rng.int(sources.length);
+      rows[i] = rng.int(sources[from[i]].length);
+    }
+    const got = makeVector(gatherData(sources, from, rows));
+    const want = Array.from(rows, (r, i) => makeVector(sources[from[i]]).get(r));
+    t.is(got.length, m);
+    for (let i = 0; i < m; i++) {
+      const w = want[i];
+      const g = got.get(i);
+      if (w === null) t.is(g, null, `round ${round} row ${i}`);
+      else t.deepEqual(Array.from(g!.toArray() as Float32Array), Array.from(w.toArray() as Float32Array), `round ${round} row ${i}`);
+    }
+  }
 });

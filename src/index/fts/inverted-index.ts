@@ -146,6 +146,12 @@ export interface FtsSearchOptions {
   stats?: FtsStats;
   /** Prefilter on row position, applied before the top-k cut. */
   allowed?: (pos: number) => boolean;
+  /**
+   * The same prefilter as a mask indexed by row position (1 = allowed; give one or the other).
+   * Cheap enough to test on every posting, so rows it rejects are never scored or touched —
+   * with a selective filter most of a long list.
+   */
+  allowedMask?: Uint8Array;
   /** Visibility cutoff: only rows with position < maxPosition are searched. */
   maxPosition?: number;
   /**
@@ -460,6 +466,8 @@ export class InvertedIndex {
   private mustIndex = 0;
   private nMust = 0;
   private searching = false;
+  /** The search's `allowedMask`: rows it rejects are never touched (Touch mode). */
+  private mask: Uint8Array | undefined;
   /** Per term id: block-max score bounds of its posting list (`termBlocks`), for long lists only. */
   private blockMax = new Map<number, TermBlocks>();
 
@@ -1014,6 +1022,7 @@ export class InvertedIndex {
       return this.searchImpl(query, opts);
     } finally {
       this.searching = false;
+      this.mask = undefined;
     }
   }
 
@@ -1026,6 +1035,10 @@ export class InvertedIndex {
     if (!(k > 0) || positive === 0 || this.base < 0) return empty;
     if (query.must.length > 0xfffe) throw new RangeError('too many must clauses');
     const { maxPosition } = opts;
+    if (opts.allowed && opts.allowedMask) throw new Error('InvertedIndex.search: give allowed or allowedMask, not both');
+    const mask = opts.allowedMask;
+    const allowed = opts.allowed ?? (mask ? (pos: number) => mask[pos] === 1 : undefined);
+    this.mask = mask;
     const stats = opts.stats ?? this.stats(this.queryTerms(query, maxPosition), maxPosition);
     const N = stats.docCount;
     const avgdl = N > 0 ? stats.totalTokens / N : 0;
@@ -1053,9 +1066,9 @@ export class InvertedIndex {
       this.compactTouched((d) => this.mustCnt[d] === must.length);
       for (const p of live) this.runClause(p, Mode.ShouldWithMust, avgdl);
     } else {
-      this.runShouldOnly(live, k, avgdl, opts.allowed, opts.minScore ?? -Infinity);
+      this.runShouldOnly(live, k, avgdl, allowed, opts.minScore ?? -Infinity);
     }
-    return this.topK(k, opts.allowed);
+    return this.topK(k, allowed);
   }
 
   /**
@@ -1136,6 +1149,7 @@ export class InvertedIndex {
     const scale = ((weight * k1p1) / Math.min(1, blocks.avgdl / avgdl)) * (1 + 1e-9);
     const vals = blocks.vals;
     const nb = blocks.count;
+    const mask = this.mask;
     const epoch = this.epoch;
     const excl = this.exclStamp;
     const stamp = this.stamp;
@@ -1161,6 +1175,7 @@ export class InvertedIndex {
         const e = post[2 * j + 1]!;
         const tf = e - prevEnd;
         prevEnd = e;
+        if (mask !== undefined && mask[d + base] !== 1) continue;
         const s = (weight * tf * k1p1) / (tf + c0 + c1 * docLen[d]!);
         // A row that cannot reach θ even with every later clause is not touched at all (the
         // same argument as a skipped block): most rows of a long list, once θ has risen.
@@ -1171,7 +1186,7 @@ export class InvertedIndex {
         cst[d] = cEpoch;
         touched[nt++] = d;
         if (size === k && s <= heap[0]!) continue;
-        if (allowed !== undefined && !allowed(d + base)) continue;
+        if (mask === undefined && allowed !== undefined && !allowed(d + base)) continue;
         if (size < k) {
           let i = size++;
           while (i > 0) {
@@ -1476,6 +1491,7 @@ export class InvertedIndex {
       const cnt = this.mustCnt;
       const cst = this.clauseStamp;
       const touched = this.touched;
+      const mask = this.mask;
       let nt = this.nTouched;
       let prevEnd = 0;
       for (let j = 0; j < end; j++) {
@@ -1483,7 +1499,8 @@ export class InvertedIndex {
         const e = post[2 * j + 1]!;
         const tf = e - prevEnd;
         prevEnd = e;
-        if (excl[d] === epoch) continue;
+        // A row the prefilter rejects can never be a result: not touched.
+        if (excl[d] === epoch || (mask !== undefined && mask[d + base] !== 1)) continue;
         const s = (weight * tf * k1p1) / (tf + c0 + c1 * docLen[d]!);
         if (stamp[d] !== epoch) {
           stamp[d] = epoch;
