@@ -13,6 +13,7 @@ import type { TableSchema } from '../schema/table-schema.js';
 import type { IndexDef } from './index-def.js';
 import { InvertedIndex } from './fts/inverted-index.js';
 import { ScalarIndex } from './scalar/scalar-index.js';
+import { CodeQueue, type OffThreadEncode } from './vector/code-queue.js';
 import { IvfPqIndex } from './vector/ivf-pq-index.js';
 import { type IvfPqModel, PQ_CODEWORDS } from './vector/ivf-pq-model.js';
 import { VectorSource } from './vector/vector-source.js';
@@ -28,6 +29,8 @@ export class SourceIndexes {
   /** Indexes being built over existing rows in slices (`addIndexAsync`), not searchable yet. */
   private readonly pending = new Map<string, PendingBuild>();
   private rows = 0;
+  /** IVF-PQ codes of inserted rows still being computed elsewhere (`insert` with `offThread`). */
+  private codes: CodeQueue | undefined;
 
   constructor(private readonly schema: TableSchema) {
     schema.stored.fields.forEach((f, i) => {
@@ -52,14 +55,25 @@ export class SourceIndexes {
     return this.indexes.has(name);
   }
 
-  /** Adds rows at positions [rowCount, rowCount + rows) to every vector source and index. */
-  insert(batches: readonly RecordBatch[]): void {
+  /**
+   * Adds rows at positions [rowCount, rowCount + rows) to every vector source and index. With
+   * `offThread`, IVF-PQ codes may be computed on another thread and applied later, in order
+   * (`whenIndexed` says when); everything else is added now.
+   */
+  insert(batches: readonly RecordBatch[], offThread?: OffThreadEncode): void {
     for (const batch of batches) {
       const first = this.rows;
       for (const [col, source] of this.vectors) {
         for (const c of VectorSource.fromArrow([batch], col, first).chunks) source.append(c);
       }
-      for (const { def, index } of this.indexes.values()) addTo(index, batch, this.columnIndex(def.column), first);
+      for (const { def, index } of this.indexes.values()) {
+        const col = this.columnIndex(def.column);
+        // Once codes are pending, later rows queue behind them even when encoded here.
+        if (index instanceof IvfPqIndex && (offThread || this.codes?.idle === false)) {
+          const queue = (this.codes ??= new CodeQueue());
+          for (const c of VectorSource.fromArrow([batch], col, first).chunks) queue.add(index, c, offThread);
+        } else addTo(index, batch, col, first);
+      }
       // A build still working through older rows queues these behind them; one that caught up
       // (held for publishing) takes them now, like a published index.
       for (const p of this.pending.values()) {
@@ -68,6 +82,17 @@ export class SourceIndexes {
       }
       this.rows += batch.numRows;
     }
+  }
+
+  /** Calls `fn` once every row inserted so far is in every published index (now, when none is pending). */
+  whenIndexed(fn: () => void): void {
+    if (this.codes) this.codes.then(fn);
+    else fn();
+  }
+
+  /** Applies pending IVF-PQ codes now, computing here those not back yet. */
+  finishIndexing(): void {
+    this.codes?.finishNow();
   }
 
   /**

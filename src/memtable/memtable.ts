@@ -13,11 +13,19 @@
  *   advances only after the batches are durable *and* indexed, so a visible row is always durable
  *   and indexed.
  *
- * A put waits on `whenDurable(end)`, tied to this MemTable and the exact batch count its rows end
+ * `indexed` counts batches handed to the indexes; their IVF-PQ codes may still be computed on
+ * the encode worker (`indexUpTo` with `offThread`). `markVisibleWhenIndexed` makes batches
+ * visible once those codes are applied, in order; `markVisible` does it now (finishing the
+ * codes on this thread).
+ *
+ * A put waits on `whenAcked(end)`, tied to this MemTable and the exact batch count its rows end
  * at, so an ack can never be released by another generation's progress (pitfall 1's follow-up).
+ * It resolves once the batches are durable *and* visible, so a read that starts after the ack
+ * sees them (through every index).
  */
 import type { RecordBatch } from 'apache-arrow';
 import type { SourceIndexes } from '../index/source-indexes.js';
+import type { OffThreadEncode } from '../index/vector/code-queue.js';
 import type { LivenessCache } from './liveness.js';
 import { BatchStore } from './batch-store.js';
 
@@ -61,10 +69,13 @@ export class MemTable {
     this.lastWalPosition = lastWalPosition;
   }
 
-  /** Indexes batches [indexed, end): called as their WAL entry is written (or on append). */
-  indexUpTo(end: number): void {
+  /**
+   * Indexes batches [indexed, end): called as their WAL entry is written (or on append). With
+   * `offThread` their IVF-PQ codes may come later (see the file comment).
+   */
+  indexUpTo(end: number, offThread?: OffThreadEncode): void {
     if (!this.indexes || end <= this.indexed) return;
-    this.indexes.insert(this.store.range(this.indexed, end));
+    this.indexes.insert(this.store.range(this.indexed, end), offThread);
     this.indexed = end;
   }
 
@@ -103,24 +114,50 @@ export class MemTable {
     return { memtable: this, batchCount: this.visible };
   }
 
-  /** Resolves once batches [0, end) are durable. */
-  whenDurable(end: number): Promise<void> {
-    if (this.durable >= end) return Promise.resolve();
+  /** Batches [0, acked) are durable and visible: a put ending there may resolve. */
+  private get acked(): number {
+    return Math.min(this.durable, this.visible);
+  }
+
+  /** Resolves once batches [0, end) are durable and visible. */
+  whenAcked(end: number): Promise<void> {
+    if (this.acked >= end) return Promise.resolve();
     return new Promise((resolve, reject) => this.waiters.push({ end, resolve, reject }));
   }
 
   markDurable(end: number): void {
     if (end <= this.durable) return;
     this.durable = end;
-    const still: Waiter[] = [];
-    for (const w of this.waiters) (w.end <= end ? w.resolve() : still.push(w));
-    this.waiters = still;
+    this.release();
   }
 
+  /** Makes batches [0, end) visible now: anything not yet indexed is indexed first, here. */
   markVisible(end: number): void {
-    // Visible implies indexed: index anything not yet indexed before exposing it.
     this.indexUpTo(end);
-    if (end > this.visible) this.visible = Math.min(end, this.store.batchCount);
+    this.indexes?.finishIndexing();
+    this.showUpTo(end);
+  }
+
+  /** Makes batches [0, end) visible once every index holds them (codes computed elsewhere arrive later). */
+  markVisibleWhenIndexed(end: number, offThread?: OffThreadEncode): void {
+    this.indexUpTo(end, offThread);
+    if (this.indexes) this.indexes.whenIndexed(() => this.showUpTo(end));
+    else this.showUpTo(end);
+  }
+
+  private showUpTo(end: number): void {
+    if (end <= this.visible) return;
+    this.visible = Math.min(end, this.store.batchCount);
+    this.release();
+  }
+
+  /** Resolves the puts whose batches are now durable and visible. */
+  private release(): void {
+    const acked = this.acked;
+    if (this.waiters.length === 0) return;
+    const still: Waiter[] = [];
+    for (const w of this.waiters) (w.end <= acked ? w.resolve() : still.push(w));
+    this.waiters = still;
   }
 
   /** Fails every write still waiting for durability. */

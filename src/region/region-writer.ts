@@ -8,7 +8,8 @@
  *   follower): when no WAL write is in flight the rows are written at once; while one is, rows
  *   gather and are written together when it completes. `maxWalBufferSize` (bytes gathered) and
  *   `maxWalFlushIntervalMs` (a timer) are upper bounds, not the usual wait -> the put resolves
- *   when the WAL entry holding its rows, and every entry before it, is on storage.
+ *   when the WAL entry holding its rows, and every entry before it, is on storage and the rows
+ *   are indexed (IVF-PQ codes are computed on the encode worker meanwhile, when there is one).
  *
  * Invariants it keeps:
  * - an ack is tied to the exact MemTable and batch count its rows end at (never released by
@@ -43,7 +44,9 @@ import type { GenerationCache } from './generation-cache.js';
 import type { IndexingContext } from '../index/indexing.js';
 import type { RegionLayout } from '../wal/region-layout.js';
 import type { RegionWriterConfig } from './writer-config.js';
-import { type Runtime, runtimeUuid, type TimerHandle, sleep } from '../util/runtime.js';
+import { type Runtime, runtimeUuid, systemRuntime, type TimerHandle, sleep } from '../util/runtime.js';
+import type { OffThreadEncode } from '../index/vector/code-queue.js';
+import { encodeOffThread } from '../index/vector/encode-worker.js';
 
 export interface RegionWriterOptions {
   store: ObjectStore;
@@ -55,6 +58,12 @@ export interface RegionWriterOptions {
   indexing: IndexingContext;
   /** Clock, timers and randomness (the simulation injects its own). */
   runtime: Runtime;
+  /**
+   * Whether IVF-PQ codes of written rows may be computed on the encode worker thread while the
+   * WAL entry is written (default: with the system runtime). A simulated runtime keeps all work
+   * on its own seeded event loop, which a worker's replies would escape.
+   */
+  offThreadEncoding?: boolean;
 }
 
 /** What a reader needs of a region at one instant. */
@@ -105,6 +114,8 @@ export class RegionWriter {
   /** When a read last confirmed that no other writer has claimed the region. */
   private ownershipConfirmedAt = Number.NEGATIVE_INFINITY;
   private readonly limits: MemTableLimits;
+  /** Where IVF-PQ codes of written rows are computed besides this thread (undefined: here only). */
+  private readonly offThread: OffThreadEncode | undefined;
   readonly stats: RegionWriterStats;
 
   private constructor(
@@ -117,6 +128,7 @@ export class RegionWriter {
     this.active = this.newMemTable(claimed.currentGeneration, claimed.replayAfterWalEntryPosition);
     const c = opts.config;
     this.limits = { maxBytes: c.maxMemtableSize, maxRows: c.maxMemtableRows, maxBatches: c.maxMemtableBatches };
+    this.offThread = (opts.offThreadEncoding ?? opts.runtime === systemRuntime) ? encodeOffThread : undefined;
     this.stats = { epoch: claimed.writerEpoch, writerId: claimed.writerId, state: 'open', walEntries: 0, walBytes: 0, generationsFlushed: 0, replayedEntries: 0, replayPeakUnflushedBytes: 0, backpressureWaits: 0 };
   }
 
@@ -219,7 +231,7 @@ export class RegionWriter {
     const mt = this.active;
     const { end } = mt.append(batches);
     if (this.opts.config.visibility === 'memory') mt.markVisible(end); // indexes them too
-    const durable = mt.whenDurable(end);
+    const durable = mt.whenAcked(end);
     // Leader/follower group commit: nothing in flight -> write now; otherwise gather until the
     // in-flight write settles (onWalSettled), with size and the timer as upper bounds.
     if (this.walWritesPending === 0 || mt.store.bytesOf(mt.walEnqueued, mt.batchCount) >= this.opts.config.maxWalBufferSize) this.flushWal(mt);
@@ -333,15 +345,16 @@ export class RegionWriter {
     this.walWritesPending++;
     const { position, durable } = this.appender.append(mt.store.range(start, end));
     if (position > 0) mt.lastWalPosition = position;
-    // Index the rows while the WAL write is in flight; they become visible only when both are
-    // done (markVisible), in entry order.
-    mt.indexUpTo(end);
+    // Index the rows while the WAL write is in flight (IVF-PQ codes on the encode worker, when
+    // there is one); they become visible, and their puts resolve, only when both are done, in
+    // entry order.
+    mt.indexUpTo(end, this.offThread);
     durable.then(
       (r) => {
         this.stats.walEntries++;
         this.stats.walBytes += r.bytes;
         mt.markDurable(end);
-        mt.markVisible(end);
+        mt.markVisibleWhenIndexed(end, this.offThread);
         this.onWalSettled();
       },
       (e) => {
@@ -373,7 +386,7 @@ export class RegionWriter {
     for (let attempt = 1; ; attempt++) {
       if (this.failure) return;
       try {
-        await mt.whenDurable(mt.batchCount);
+        await mt.whenAcked(mt.batchCount);
         await this.writeAndCommit(mt);
         return;
       } catch (e) {

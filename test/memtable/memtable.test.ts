@@ -45,22 +45,30 @@ test('overflow is checked before inserting: rows, batches and bytes', (t) => {
   t.true(small.wouldOverflow(rows([2]), 1e6, { ...limits, maxBytes: small.byteSize + 10 }), 'bytes');
 });
 
-test('durability waiters resolve exactly at their batch count; failures reject them', async (t) => {
+test('ack waiters resolve exactly at their batch count, once durable and visible; failures reject them', async (t) => {
   const mt = new MemTable(1, 0);
   mt.append(rows([1]));
   mt.append(rows([2]));
   const resolved: number[] = [];
-  const w1 = mt.whenDurable(1).then(() => resolved.push(1));
-  const w2 = mt.whenDurable(2).then(() => resolved.push(2));
+  const w1 = mt.whenAcked(1).then(() => resolved.push(1));
+  const w2 = mt.whenAcked(2).then(() => resolved.push(2));
+  const turn = () => new Promise((r) => setImmediate(r));
   mt.markDurable(1);
+  await turn();
+  t.deepEqual(resolved, [], 'durable but not yet visible (indexing still running): no ack');
+  mt.markVisible(1);
   await w1;
-  await new Promise((r) => setImmediate(r));
+  await turn();
+  t.deepEqual(resolved, [1]);
+  // Visible before durable (visibility: memory): the ack still waits for the WAL.
+  mt.markVisible(2);
+  await turn();
   t.deepEqual(resolved, [1]);
   mt.markDurable(2);
   await w2;
   t.deepEqual(resolved, [1, 2]);
   mt.append(rows([3]));
-  const w3 = mt.whenDurable(3);
+  const w3 = mt.whenAcked(3);
   mt.failWaiters(new Error('boom'));
   await t.throwsAsync(w3, { message: 'boom' });
 });

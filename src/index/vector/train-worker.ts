@@ -5,7 +5,7 @@
  *
  * This one file is both sides: imported normally it exports the client; started as a worker
  * (its own URL, `import.meta.url`: `.js` when compiled by tsc, `.ts` under tsx — see
- * `startWorker`) it trains the vectors it is sent and posts each model back. One worker per
+ * module-worker.ts) it trains the vectors it is sent and posts each model back. One worker per
  * process is started on first use and kept, idle and unref'd, for the next training.
  *
  * What crosses the thread boundary: the non-null vectors, copied once (in steps that yield to
@@ -23,7 +23,8 @@
  * thread and the result says why (`offThread: false`, `reason`); a training error (too few
  * vectors, bad parameters) is rethrown as the in-process call would throw it.
  */
-import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import { isMainThread, parentPort, type Worker, workerData } from 'node:worker_threads';
+import { startModuleWorker } from './module-worker.js';
 import { type IvfPqModel, trainIvfPq, type TrainIvfPqParams } from './ivf-pq-model.js';
 import { isValidAt, VectorSource } from './vector-source.js';
 
@@ -167,19 +168,9 @@ function runWorker(request: Request): Promise<Reply> {
   });
 }
 
-/**
- * A worker running this file. Compiled (`.js`), the file is the worker's entry. Run from source
- * (`.ts`, e.g. `node --import=tsx`), a worker does not get the parent's TypeScript loader on
- * Node 20 even though it inherits `--import=tsx` (privatenumber/tsx#354, nodejs/node#47747), so
- * a one-line entry registers tsx's ESM hooks in the worker first, then imports this file.
- */
+/** A worker running this file (see module-worker.ts for the `.ts` case). */
 function startWorker(): Worker {
-  const self = import.meta.url;
-  const workerData = { role: ROLE };
-  if (!self.endsWith('.ts')) return new Worker(new URL(self), { workerData });
-  const tsx = import.meta.resolve('tsx/esm/api');
-  const entry = `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(self)}); });`;
-  return new Worker(entry, { workerData, eval: true });
+  return startModuleWorker(import.meta.url, { role: ROLE });
 }
 
 let warned = false;

@@ -1,0 +1,77 @@
+/**
+ * Dev harness (issue 7): bench:search's ingest case alone — a table of BASE rows gets the
+ * IVF-PQ, FTS and scalar indexes (INDEXES), is flushed and reopened with the default writer
+ * settings, then takes ROWS rows in PUT-row puts, 1 and then INFLIGHT in flight. Per run: wall
+ * rows/s, process CPU µs a row (every thread) and the main thread's busy µs a row (event-loop
+ * utilisation), and how many rows the encode worker encoded.
+ * Knobs: BASE=10000 ROWS=100000 PUT=1000 INFLIGHT=8 INDEXES=vector,body,year FSYNC=1 WARM=1
+ * (start the encode worker before timing) QUIVER_ENCODE_WORKER=0 (encode on the main thread).
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { connect } from '../src/database.js';
+import { DEFAULT_WRITER_CONFIG } from '../src/region/writer-config.js';
+import { encodeWorkerReady, encodeWorkerStats } from '../src/index/vector/encode-worker.js';
+import { envList, envNumber } from './env.js';
+import { ClusterModel, makeRows, Rng, rowsBatch, searchSchema, ZipfVocabulary, type RowGenerator } from './lib/data.js';
+
+const BASE = envNumber('BASE', 10_000);
+const ROWS = envNumber('ROWS', 100_000);
+const PUT = envNumber('PUT', 1000);
+const INFLIGHT = envNumber('INFLIGHT', 8);
+const INDEXES = envList('INDEXES', 'vector,body,year');
+const FSYNC = envNumber('FSYNC', 1) === 1;
+const DIM = 128;
+const TYPES: Record<string, 'ivf_pq' | 'fts' | 'scalar'> = { vector: 'ivf_pq', body: 'fts', year: 'scalar' };
+const gen: RowGenerator = {
+  vocab: new ZipfVocabulary(50_000, 1.0, 11),
+  model: new ClusterModel({ dim: DIM, clusters: 256, seed: 12, centreStd: 0.3, spread: 1.0, noise: 0.3, latentDim: 16, weightSigma: 1.0 }),
+  minWords: 8,
+  maxWords: 40,
+};
+const W = { maxMemtableRows: 1e9, maxMemtableSize: 2 ** 36, maxMemtableBatches: 1e7, maxUnflushedMemtableBytes: 2 ** 37 };
+
+const dir = await mkdtemp(path.join(process.env.BENCH_DIR ?? os.tmpdir(), 'dev-ingest-'));
+try {
+  const schema = searchSchema(DIM);
+  const rows = makeRows(gen, new Rng(8000), Int32Array.from({ length: BASE + 2 * ROWS }, (_, i) => i));
+  const db = await connect(dir, { fsync: FSYNC, writer: W });
+  const t = await db.createTable('t', schema, { primaryKey: 'id' });
+  for (let s = 0; s < BASE; s += 5000) await t.put(rowsBatch(schema, rows, s, Math.min(BASE, s + 5000)));
+  for (const c of INDEXES) await t.createIndex(c, { type: TYPES[c] });
+  await t.flush();
+  await t.close();
+  await db.close();
+  if (process.env.WARM !== '0') console.log(`encode worker ready: ${await encodeWorkerReady()}`);
+  const db2 = await connect(dir, { fsync: FSYNC, writer: { ...DEFAULT_WRITER_CONFIG } });
+  const ti = await db2.openTable('t');
+  let next = BASE;
+  for (const inflight of [1, INFLIGHT]) {
+    const jobs0 = encodeWorkerStats.rows;
+    const pending = new Set<Promise<void>>();
+    const elu0 = performance.eventLoopUtilization();
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    for (let s = next; s < next + ROWS; s += PUT) {
+      const p: Promise<void> = ti.put(rowsBatch(schema, rows, s, Math.min(next + ROWS, s + PUT))).then(() => void pending.delete(p));
+      pending.add(p);
+      if (pending.size >= inflight) await Promise.race(pending);
+    }
+    await Promise.all(pending);
+    const ms = performance.now() - t0;
+    const cpu = process.cpuUsage(cpu0);
+    const elu = performance.eventLoopUtilization(elu0);
+    next += ROWS;
+    const us = (x: number) => (x / ROWS).toFixed(1);
+    console.log(
+      `${inflight} in flight: ${Math.round(ROWS / (ms / 1000)).toLocaleString('en-US')} rows/s | CPU ${us(cpu.user + cpu.system)} µs/row (all threads) | ` +
+        `main busy ${us(elu.active * 1000)} µs/row | worker encoded ${encodeWorkerStats.rows - jobs0} rows | load ${os.loadavg()[0].toFixed(1)}`,
+    );
+  }
+  await ti.close();
+  await db2.close();
+} finally {
+  await rm(dir, { recursive: true, force: true });
+}

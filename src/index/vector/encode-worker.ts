@@ -1,0 +1,231 @@
+/**
+ * IVF-PQ encoding off the event loop (issue 7): `encodeOffThread(model, chunk)` runs
+ * `IvfPqEncoder.encode` in a worker thread, so the write path's main thread only applies the
+ * codes (`IvfPqIndex.applyEncoded`, ~0.1 µs a row) instead of computing them (~9 µs a row at
+ * 128 dims and 256 partitions), and encoding overlaps the WAL write and the other indexes'
+ * work — Lance updates its MemTable indexes on their own threads too (lance-memwal.md §3.5).
+ *
+ * This one file is both sides (like train-worker.ts): imported normally it exports the client;
+ * started as a worker (module-worker.ts) it encodes the chunks it is sent. One worker per
+ * process, started on first use and kept (unref'd while it has no job, so it never holds the
+ * process open); jobs run in the order they were sent and are answered in that order.
+ *
+ * What crosses the thread boundary: the chunk's vectors, copied once into a buffer that is then
+ * transferred (the MemTable keeps the original), its validity bits, and the model the first
+ * time it is used (the worker keeps the last MODELS_KEPT, and the client mirrors that list, so
+ * it knows when to send a model again); the codes come back with their buffers transferred.
+ * The worker runs the same code on the same model as the calling thread would, so its codes are
+ * the calling thread's, bit for bit.
+ *
+ * No worker until it has said it is ready (starting one costs ~0.1 s compiled and over a second
+ * under tsx): `encodeOffThread` returns undefined meanwhile, and whenever the worker is
+ * disabled (`setEncodeWorkerEnabled(false)`, QUIVER_ENCODE_WORKER=0) or could not be started;
+ * the caller then encodes on its own thread. A job whose worker dies rejects, and the caller
+ * encodes it itself; after MAX_FAILURES failed workers no new one is started.
+ */
+import { isMainThread, parentPort, type Worker, workerData } from 'node:worker_threads';
+import { type EncodedRows, IvfPqEncoder } from './ivf-pq-encoder.js';
+import type { IvfPqModel } from './ivf-pq-model.js';
+import { startModuleWorker } from './module-worker.js';
+import type { VectorChunk } from './vector-source.js';
+
+/** Marks the worker's `workerData`, so importing this file in some other worker does nothing. */
+const ROLE = 'quiver.ivf-pq-encode';
+/** Models the worker keeps (a grown model replaces its predecessor; few are ever in use). */
+const MODELS_KEPT = 8;
+/** Workers that may fail (error, unexpected exit) in this process before encoding stays here. */
+const MAX_FAILURES = 3;
+
+interface Request {
+  id: number;
+  modelId: number;
+  /** Sent with the first job of a model (and again once the worker has let it go). */
+  model?: IvfPqModel;
+  start: number;
+  count: number;
+  data: Float32Array;
+  validity: Uint8Array | null;
+  bitOffset: number;
+}
+
+type Reply = { ready: true } | { id: number; ok: true; rows: EncodedRows } | { id: number; ok: false; message: string };
+
+/** What the encode worker did in this process (tests and benchmarks read these, never timings). */
+export const encodeWorkerStats = { jobs: 0, rows: 0, failedJobs: 0, workersStarted: 0, workersFailed: 0 };
+
+let enabled = process.env.QUIVER_ENCODE_WORKER !== '0';
+
+/** Switches off-thread encoding on or off (tests, benchmarks); off stops the worker. */
+export function setEncodeWorkerEnabled(on: boolean): void {
+  enabled = on;
+  if (!on && pool) stop(pool, new Error('off-thread encoding was switched off'), false);
+}
+
+interface Job {
+  resolve: (rows: EncodedRows) => void;
+  reject: (e: Error) => void;
+}
+
+interface Pool {
+  worker: Worker;
+  ready: boolean;
+  readyWaiters: ((ready: boolean) => void)[];
+  jobs: Map<number, Job>;
+  /** Model ids the worker holds, oldest first (the worker evicts the same way). */
+  held: number[];
+  /** Stopped: its later error or exit events change nothing. */
+  stopped: boolean;
+}
+
+let pool: Pool | undefined;
+let failures = 0;
+let nextJob = 1;
+let nextModel = 1;
+const modelIds = new WeakMap<IvfPqModel, number>();
+
+/**
+ * Encodes `chunk` with `model` in the worker. Undefined when no worker is ready to take it now
+ * (one is started for later calls): the caller encodes it itself. Rejects if the worker dies
+ * before answering.
+ */
+export function encodeOffThread(model: IvfPqModel, chunk: VectorChunk): Promise<EncodedRows> | undefined {
+  const p = readyPool();
+  if (!p) return undefined;
+  let modelId = modelIds.get(model);
+  if (modelId === undefined) modelIds.set(model, (modelId = nextModel++));
+  const send = !p.held.includes(modelId);
+  const { data, validity, bitOffset } = copyChunk(model.dim, chunk);
+  const request: Request = { id: nextJob++, modelId, model: send ? { ...model, centroids: model.centroids.slice(), codebooks: model.codebooks.slice() } : undefined, start: chunk.start, count: chunk.count, data, validity, bitOffset };
+  return new Promise<EncodedRows>((resolve, reject) => {
+    try {
+      p.worker.postMessage(request, [data.buffer as ArrayBuffer]);
+    } catch (e) {
+      reject(e as Error);
+      return;
+    }
+    if (send) {
+      p.held.push(modelId);
+      if (p.held.length > MODELS_KEPT) p.held.shift();
+    }
+    if (p.jobs.size === 0) p.worker.ref();
+    p.jobs.set(request.id, { resolve, reject });
+    encodeWorkerStats.jobs++;
+  });
+}
+
+/** Starts the worker if needed; resolves true once it takes jobs, false when it cannot. */
+export function encodeWorkerReady(): Promise<boolean> {
+  if (!enabled) return Promise.resolve(false);
+  const p = pool ?? start();
+  if (!p) return Promise.resolve(false);
+  if (p.ready) return Promise.resolve(true);
+  return new Promise((resolve) => p.readyWaiters.push(resolve));
+}
+
+/** The pool when its worker takes jobs; otherwise starts one (when allowed) and returns undefined. */
+function readyPool(): Pool | undefined {
+  if (!enabled) return undefined;
+  if (pool) return pool.ready ? pool : undefined;
+  start();
+  return undefined;
+}
+
+function start(): Pool | undefined {
+  if (failures >= MAX_FAILURES) return undefined;
+  let worker: Worker;
+  try {
+    worker = startModuleWorker(import.meta.url, { role: ROLE });
+  } catch (e) {
+    warnOnce(`no worker thread for IVF-PQ encoding (${(e as Error).message}); encoding on the calling thread`);
+    return undefined;
+  }
+  encodeWorkerStats.workersStarted++;
+  worker.unref();
+  const p: Pool = { worker, ready: false, readyWaiters: [], jobs: new Map(), held: [], stopped: false };
+  pool = p;
+  worker.on('message', (reply: Reply) => {
+    if ('ready' in reply) {
+      p.ready = true;
+      for (const w of p.readyWaiters.splice(0)) w(true);
+      return;
+    }
+    const job = p.jobs.get(reply.id);
+    p.jobs.delete(reply.id);
+    if (p.jobs.size === 0) worker.unref();
+    if (!job) return;
+    if (reply.ok) {
+      encodeWorkerStats.rows += reply.rows.count + reply.rows.skipped;
+      job.resolve(reply.rows);
+    } else {
+      encodeWorkerStats.failedJobs++;
+      job.reject(new Error(reply.message));
+    }
+  });
+  worker.on('error', (e) => stop(p, e, true));
+  worker.on('exit', (code) => stop(p, new Error(`the encode worker exited with code ${code}`), true));
+  return p;
+}
+
+/**
+ * Fails the pool's jobs (their callers encode them) and lets a later call start a new worker.
+ * A `failed` worker (an error, an exit nobody asked for) counts towards MAX_FAILURES.
+ */
+function stop(p: Pool, e: Error, failed: boolean): void {
+  if (p.stopped) return;
+  p.stopped = true;
+  if (pool === p) pool = undefined;
+  if (failed) {
+    failures++;
+    encodeWorkerStats.workersFailed++;
+    if (!p.ready) warnOnce(`no worker thread for IVF-PQ encoding (${e.message}); encoding on the calling thread`);
+  }
+  for (const w of p.readyWaiters.splice(0)) w(false);
+  for (const job of p.jobs.values()) {
+    encodeWorkerStats.failedJobs++;
+    job.reject(e);
+  }
+  p.jobs.clear();
+  p.ready = false;
+  void p.worker.terminate();
+}
+
+/** The chunk's vectors in a buffer of their own, and the validity bits they need (re-based to bit < 8). */
+function copyChunk(dim: number, c: VectorChunk): { data: Float32Array; validity: Uint8Array | null; bitOffset: number } {
+  const data = c.data.slice(0, c.count * dim);
+  if (c.validity === null) return { data, validity: null, bitOffset: 0 };
+  const first = c.bitOffset >> 3;
+  const last = (c.bitOffset + c.count + 7) >> 3;
+  return { data, validity: c.validity.slice(first, last), bitOffset: c.bitOffset & 7 };
+}
+
+let warned = false;
+function warnOnce(reason: string): void {
+  if (warned) return;
+  warned = true;
+  process.emitWarning(reason, { code: 'QUIVER_ENCODE_WORKER' });
+}
+
+// ---- the worker side ---------------------------------------------------------------------------
+
+if (!isMainThread && parentPort && (workerData as { role?: string } | undefined)?.role === ROLE) {
+  const port = parentPort;
+  const models = new Map<number, IvfPqModel>();
+  port.on('message', (r: Request) => {
+    let reply: Reply;
+    try {
+      if (r.model) {
+        models.set(r.modelId, r.model);
+        if (models.size > MODELS_KEPT) models.delete(models.keys().next().value!);
+      }
+      const model = models.get(r.modelId);
+      if (!model) throw new Error(`encode worker: model ${r.modelId} is not held`);
+      const rows = IvfPqEncoder.of(model).encode({ start: r.start, count: r.count, data: r.data, validity: r.validity, bitOffset: r.bitOffset });
+      reply = { id: r.id, ok: true, rows };
+    } catch (e) {
+      reply = { id: r.id, ok: false, message: (e as Error).message };
+    }
+    const transfer = reply.ok ? [reply.rows.positions.buffer, reply.rows.partitions.buffer, reply.rows.codes.buffer, reply.rows.terms.buffer, reply.rows.errors.buffer] : [];
+    port.postMessage(reply, transfer as ArrayBuffer[]);
+  });
+  port.postMessage({ ready: true } satisfies Reply);
+}
