@@ -54,6 +54,10 @@ export class BatchStore {
   rowOffset(i: number): number {
     return this.offsets[i];
   }
+  /** Row position of each batch's first row (append-only: a snapshot's prefix never changes). */
+  get rowOffsets(): readonly number[] {
+    return this.offsets;
+  }
   /** Batches [start, end). */
   range(start: number, end: number): RecordBatch[] {
     return this.batches.slice(start, end);

@@ -25,10 +25,14 @@
  */
 import type { RecordBatch } from 'apache-arrow';
 import { batchKeyReader, type KeyReader, type KeyValue } from '../schema/primary-key.js';
+import { batchHolding } from './batch-offsets.js';
+import { KeyPositions } from './key-positions.js';
 
 export interface KeyedSource {
   /** Visible batches in position order (stored schema). */
   batches: readonly RecordBatch[];
+  /** Row position of each batch's first row (at least `batches.length` entries; see batch-offsets.ts). */
+  rowOffsets: readonly number[];
   rowCount: number;
   /** Cache slot owned by the source object (a MemTable or a loaded generation). */
   cache: LivenessCache;
@@ -43,7 +47,7 @@ export interface LivenessCache {
 export interface SourceKeys {
   rowCount: number;
   /** Newest visible position of each key within the source (tombstones included). */
-  positions: Map<KeyValue, number>;
+  positions: KeyPositions;
   /** 1 where the row is its key's newest version in the source and not a tombstone ([0, rowCount); the buffer may be longer). */
   live: Uint8Array;
 }
@@ -128,17 +132,19 @@ function mapKeyReader(batch: RecordBatch, keyIndexes: readonly number[]): KeyRea
   return batchKeyReader(batch, keyIndexes);
 }
 
-/** Reads rows [from, to) of `batches`, calling `each(position, key, isTombstone)`. */
+/** Reads rows [from, to) of the source, calling `each(position, key, isTombstone)`. */
 function forRows(
-  batches: readonly RecordBatch[],
+  source: KeyedSource,
   from: number,
   to: number,
   keyIndexes: readonly number[],
   tombstoneIndex: number,
   each: (pos: number, key: KeyValue, tombstone: boolean) => void,
 ): void {
-  let base = 0;
-  for (const batch of batches) {
+  const { batches, rowOffsets } = source;
+  for (let b = batchHolding(rowOffsets, batches.length, from); b < batches.length; b++) {
+    const batch = batches[b];
+    const base = rowOffsets[b];
     const end = base + batch.numRows;
     if (end > from && base < to) {
       const key = mapKeyReader(batch, keyIndexes);
@@ -151,7 +157,6 @@ function forRows(
       livenessWork.rowsScanned += Math.min(end, to) - Math.max(base, from);
     }
     if (end >= to) break;
-    base = end;
   }
 }
 
@@ -171,12 +176,12 @@ function ownKeys(source: KeyedSource, keyIndexes: readonly number[], tombstoneIn
   const c = source.cache.liveness;
   if (c && c.rowCount === source.rowCount) return { keys: c, flipped: [], cached: true };
   const stale = c !== undefined && c.rowCount > source.rowCount;
-  const keys = c && !stale ? c : { rowCount: 0, positions: new Map<KeyValue, number>(), live: new Uint8Array(0) };
+  const keys = c && !stale ? c : { rowCount: 0, positions: new KeyPositions(source.rowCount), live: new Uint8Array(0) };
   const flipped: number[] = [];
   const from = keys.rowCount;
   keys.live = grow(keys.live, source.rowCount);
   const live = keys.live;
-  forRows(source.batches, from, source.rowCount, keyIndexes, tombstoneIndex, (pos, key, tombstone) => {
+  forRows(source, from, source.rowCount, keyIndexes, tombstoneIndex, (pos, key, tombstone) => {
     const previous = keys.positions.get(key);
     if (previous !== undefined && live[previous]) {
       live[previous] = 0;
@@ -220,10 +225,10 @@ export function regionLiveness(
         if (e.applied.has(sources[n].cache)) continue;
         const positions = own[g].keys.positions;
         const d = e.dead;
-        for (const k of own[n].keys.positions.keys()) {
+        own[n].keys.positions.forEachKey((k) => {
           const pos = positions.get(k);
           if (pos !== undefined) d[pos] = 1;
-        }
+        });
         livenessWork.generationKeysApplied += own[n].keys.positions.size;
         e.applied.add(sources[n].cache);
       }
@@ -260,7 +265,7 @@ export function regionLiveness(
         current.add(o.keys);
         const done = sup!.applied.get(o.keys) ?? 0;
         if (done < o.keys.rowCount) {
-          forRows(sources[m].batches, done, o.keys.rowCount, keyIndexes, tombstoneIndex, (_pos, key) => {
+          forRows(sources[m], done, o.keys.rowCount, keyIndexes, tombstoneIndex, (_pos, key) => {
             const pos = positions.get(key);
             if (pos !== undefined && !bits[pos]) {
               bits[pos] = 1;
@@ -324,7 +329,7 @@ function fresh(
   const live = keys.live.slice(0, rows);
   if (genDead) for (let i = 0; i < rows; i++) if (genDead[i]) live[i] = 0;
   newer.forEach((n, m) => {
-    forRows(newerSources[m].batches, 0, newerSources[m].rowCount, keyIndexes, tombstoneIndex, (_pos, key) => {
+    forRows(newerSources[m], 0, newerSources[m].rowCount, keyIndexes, tombstoneIndex, (_pos, key) => {
       const pos = keys.positions.get(key);
       if (pos !== undefined) live[pos] = 0;
     });

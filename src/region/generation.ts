@@ -25,6 +25,7 @@ import { IvfPqIndex } from '../index/vector/ivf-pq-index.js';
 import type { IndexDef } from '../index/index-def.js';
 import type { LivenessCache } from '../memtable/liveness.js';
 import { PrimaryKeyFilter } from '../index/pk-filter.js';
+import { rowOffsetsOf } from '../memtable/batch-offsets.js';
 import { type ObjectStore, putParts } from '../storage/object-store.js';
 import { ipcFileParts } from '../util/ipc-parts.js';
 import { batchKeyReader } from '../schema/primary-key.js';
@@ -41,6 +42,8 @@ export interface LoadedGeneration {
   generation: number;
   folder: string;
   batches: RecordBatch[];
+  /** Row position of each batch's first row. */
+  rowOffsets: readonly number[];
   rowCount: number;
   /** Indexes over the rows (row position = row index in the data file). */
   indexes: SourceIndexes;
@@ -239,7 +242,7 @@ export async function writeGeneration(
     write(indexSidecarFile(def), await ipcFileParts(sidecar));
   }
   await Promise.all(writes);
-  return { generation, folder, batches, rowCount: table.numRows, indexes, cache: {} };
+  return { generation, folder, batches, rowOffsets: rowOffsetsOf(batches), rowCount: table.numRows, indexes, cache: {} };
 }
 
 export async function readGeneration(
@@ -266,7 +269,7 @@ export async function readGeneration(
   const indexes = new SourceIndexes(indexing.schema);
   indexes.insert(batches);
   await loadIndexSidecars(store, layout, folder, indexing, indexes, batches);
-  return { generation, folder, batches, rowCount: indexes.rowCount, indexes, cache: {} };
+  return { generation, folder, batches, rowOffsets: rowOffsetsOf(batches), rowCount: indexes.rowCount, indexes, cache: {} };
 }
 
 /**

@@ -14,6 +14,7 @@
  */
 import type { RecordBatch } from 'apache-arrow';
 import type { LiveState } from '../memtable/liveness.js';
+import { batchHolding } from '../memtable/batch-offsets.js';
 
 /** Filters remembered per source. */
 export const MAX_FILTERS_PER_SOURCE = 4;
@@ -164,13 +165,15 @@ function grow(buf: Uint8Array, need: number): Uint8Array {
 /** Rows [from, end) of the batches through `evaluate` (whole batches; rows before `from` untouched). */
 export function evaluateBatchesFrom(
   batches: readonly RecordBatch[],
+  rowOffsets: readonly number[],
   from: number,
   mask: Uint8Array,
   evaluate: (batch: RecordBatch, out?: Uint8Array) => Uint8Array,
 ): number {
-  let base = 0;
   let evaluated = 0;
-  for (const batch of batches) {
+  for (let b = batchHolding(rowOffsets, batches.length, from); b < batches.length; b++) {
+    const batch = batches[b];
+    const base = rowOffsets[b];
     const end = base + batch.numRows;
     if (end > from) {
       // Written straight into the mask (1 = TRUE, 0 = FALSE or NULL). Rows of this batch before
@@ -180,7 +183,6 @@ export function evaluateBatchesFrom(
       if (passed.buffer !== mask.buffer || passed.byteOffset !== mask.byteOffset + base) mask.set(passed.subarray(first, batch.numRows), base + first);
       evaluated += end - Math.max(base, from);
     }
-    base = end;
   }
   return evaluated;
 }

@@ -33,6 +33,8 @@ import type { LiveState, LivenessCache, RegionLivenessSlot } from '../memtable/l
 /** One searchable source of a snapshot. */
 export interface SearchSource {
   batches: readonly RecordBatch[];
+  /** Row position of each batch's first row. */
+  rowOffsets: readonly number[];
   rowCount: number;
   indexes: SourceIndexes;
   cache: LivenessCache;
@@ -115,7 +117,7 @@ export function prepareSources(
           maskFromCandidates(source.batches, candidates, filter, evaluate, mask);
           return candidates.length;
         }
-        return evaluateBatchesFrom(source.batches, from, mask, evaluate);
+        return evaluateBatchesFrom(source.batches, source.rowOffsets, from, mask, evaluate);
       };
       const { allowed, allowedCount, filterRows } = filteredRows(source.cache, filterKey, source.rowCount, liveRows, liveCount, liveState, evaluateRows);
       out.push({ source, live: liveRows, liveCount, liveState, allowed, allowedCount, filterRows });

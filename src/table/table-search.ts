@@ -158,11 +158,11 @@ export async function searchSources(ctx: TableContext, states: readonly { layout
       // Indexes created after this MemTable started are built over its rows now, in slices that
       // yield to the event loop; concurrent searches share the build.
       if (ctx.indexing.lacksIndexes(memtable.indexes!)) await ctx.indexing.completeAsync(memtable.indexes!, memtable.store.range(0, memtable.indexed));
-      sources.push({ batches: memtable.store.range(0, batchCount), rowCount: memtable.store.rowsBefore(batchCount), indexes: memtable.indexes!, cache: memtable.cache });
+      sources.push({ batches: memtable.store.range(0, batchCount), rowOffsets: memtable.store.rowOffsets, rowCount: memtable.store.rowsBefore(batchCount), indexes: memtable.indexes!, cache: memtable.cache });
     }
     const gens = [...state.manifest.flushedGenerations].sort((a, b) => b.generation - a.generation);
     const loaded = await Promise.all(gens.map((g) => ctx.generations.get(layout, g.generation, g.path)));
-    for (const g of loaded) sources.push({ batches: g.batches, rowCount: g.rowCount, indexes: g.indexes, cache: g.cache });
+    for (const g of loaded) sources.push({ batches: g.batches, rowOffsets: g.rowOffsets, rowCount: g.rowCount, indexes: g.indexes, cache: g.cache });
     let cacheSlot = caches.get(layout.regionId);
     if (!cacheSlot) caches.set(layout.regionId, (cacheSlot = {}));
     out.push({ sources, generationCount: loaded.length, signature: gens.map((g) => g.path).join('/'), cacheSlot });

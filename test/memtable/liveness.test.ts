@@ -5,6 +5,7 @@
  */
 import test from 'ava';
 import { Bool, Field, Int64, makeData, RecordBatch, Schema, Struct } from 'apache-arrow';
+import { rowOffsetsOf } from '../../src/memtable/batch-offsets.js';
 import { type LivenessCache, regionLiveness } from '../../src/memtable/liveness.js';
 import { TableSchema } from '../../src/schema/table-schema.js';
 import { docs, docsSchema } from '../helpers/data.js';
@@ -77,7 +78,7 @@ test('incremental liveness equals the reference, also for older snapshots runnin
       }
       const all = [...mems, ...gens];
       const check = (views: { batches: RecordBatch[]; rowCount: number; cache: LivenessCache; rows: Src['rows'] }[], what: string) => {
-        const got = regionLiveness(views, gens.length, keyIdx, tomb, slot, signature);
+        const got = regionLiveness(views.map((v) => ({ ...v, rowOffsets: rowOffsetsOf(v.batches) })), gens.length, keyIdx, tomb, slot, signature);
         const want = reference(views);
         got.forEach((g, i) => {
           t.deepEqual(Array.from(g.live), want[i], `round ${round} step ${step} ${what} source ${i}`);
@@ -117,14 +118,14 @@ test('64-bit keys across the whole range supersede exactly their own key (number
       }),
     );
   // Older source: every key; newer source: every other key. Exactly the others stay live.
-  const older = { batches: [batch(keys)], rowCount: keys.length, cache: {} as LivenessCache };
+  const older = { batches: [batch(keys)], rowOffsets: [0], rowCount: keys.length, cache: {} as LivenessCache };
   const newerKeys = keys.filter((_, i) => i % 2 === 0);
-  const newer = { batches: [batch(newerKeys)], rowCount: newerKeys.length, cache: {} as LivenessCache };
+  const newer = { batches: [batch(newerKeys)], rowOffsets: [0], rowCount: newerKeys.length, cache: {} as LivenessCache };
   const [n, o] = regionLiveness([newer, older], 0, [0], 1, {}, '');
   t.deepEqual(Array.from(n.live), newerKeys.map(() => 1));
   t.deepEqual(Array.from(o.live), keys.map((_, i) => (i % 2 === 0 ? 0 : 1)));
   // Within one source, a later row of the same key supersedes the earlier one, for every key.
-  const twice = { batches: [batch(keys), batch(keys)], rowCount: 2 * keys.length, cache: {} as LivenessCache };
+  const twice = { batches: [batch(keys), batch(keys)], rowOffsets: [0, keys.length], rowCount: 2 * keys.length, cache: {} as LivenessCache };
   const [w] = regionLiveness([twice], 0, [0], 1, {}, '');
   t.deepEqual(Array.from(w.live), [...keys.map(() => 0), ...keys.map(() => 1)]);
 });

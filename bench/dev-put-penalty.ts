@@ -1,0 +1,155 @@
+/**
+ * Dev harness (issue 7): what a 20-row put before each query adds to it. Builds N rows in ten
+ * generations + 5 % upserts in the MemTable (like bench:search), then times queries without and
+ * with a put before each; PROF=phase writes a CPU profile of that phase only (/tmp/q/<phase>.cpuprofile).
+ * Knobs: N=10000 Q=200 KIND=vector|text PROF=none|plain|put|idle|both (plain,put)|all, or a comma list FSYNC=1 ROUNDS=1 (plain, then put, per round)
+ * SAMPLE_US=100; with PROF the timed queries' windows go to /tmp/q/<phase>.windows.json
+ */
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { connect } from '../src/database.js';
+import { livenessWork } from '../src/memtable/liveness.js';
+import { envNumber } from './env.js';
+import { ClusterModel, distinctKeys, makeRows, Rng, rowsBatch, searchSchema, ZipfVocabulary, type RowGenerator, type Rows } from './lib/data.js';
+import type { Table } from '../src/table/table.js';
+
+const N = envNumber('N', 10_000);
+const Q = envNumber('Q', 200);
+const KIND = process.env.KIND ?? 'vector';
+const PROF = process.env.PROF ?? 'none';
+const DIM = 128;
+const gen: RowGenerator = {
+  vocab: new ZipfVocabulary(50_000, 1.0, 11),
+  model: new ClusterModel({ dim: DIM, clusters: 256, seed: 12, centreStd: 0.3, spread: 1.0, noise: 0.3, latentDim: 16, weightSigma: 1.0 }),
+  minWords: 8,
+  maxWords: 40,
+};
+const W = { maxMemtableRows: 1e9, maxMemtableSize: 2 ** 36, maxMemtableBatches: 1e7, maxUnflushedMemtableBytes: 2 ** 37 };
+
+async function putRange(table: Table, rows: Rows, start: number, end: number): Promise<void> {
+  const pending = new Set<Promise<void>>();
+  for (let s = start; s < end; s += 5000) {
+    const p: Promise<void> = table.put(rowsBatch(table.schema, rows, s, Math.min(end, s + 5000))).then(() => void pending.delete(p));
+    pending.add(p);
+    if (pending.size >= 4) await Promise.race(pending);
+  }
+  await Promise.all(pending);
+}
+
+const p50 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+async function main() {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'q-pp-'));
+  const db = await connect(dir, { fsync: envNumber('FSYNC', 1) > 0, generationCacheBytes: 2 ** 34 });
+  const table = await db.createTable('t', searchSchema(DIM), { primaryKey: 'id', writer: W });
+  const base = makeRows(gen, new Rng(1000 + N), Int32Array.from({ length: N }, (_, i) => i));
+  const tenth = Math.ceil(N / 10);
+  for (let part = 0; part < 10; part++) {
+    await putRange(table, base, part * tenth, Math.min(N, (part + 1) * tenth));
+    if (part === 0) for (const [c, type] of [['vector', 'ivf_pq'], ['body', 'fts'], ['year', 'scalar']] as const) await table.createIndex(c, { type });
+    await table.flush();
+  }
+  const ups = makeRows(gen, new Rng(3000 + N), distinctKeys(new Rng(2000 + N), N, Math.round(N * 0.05)));
+  await putRange(table, ups, 0, ups.ids.length);
+  await table.settleIndexes();
+  const rng = new Rng(77);
+  const vq = () => { const v = new Float32Array(DIM); gen.model.sample(rng, v, 0); return v; };
+  const tq = () => Array.from({ length: 1 + rng.int(3) }, () => gen.vocab.sample(rng)).join(' ');
+  const req = () => (KIND === 'vector' ? { vector: { column: 'vector', query: vq() }, k: 10 } : { text: { column: 'body', query: tq() }, k: 10 });
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: envNumber('SAMPLE_US', 100) });
+  // Garbage collections, to count those that fall inside a timed query.
+  const gcs: { start: number; end: number; kind: number }[] = [];
+  const obs = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) gcs.push({ start: e.startTime, end: e.startTime + e.duration, kind: (e as unknown as { detail: { kind: number } }).detail?.kind ?? 0 });
+  });
+  obs.observe({ entryTypes: ['gc'] });
+  type Phase = { ms: number[]; windows: [number, number][]; hr: [number, number][]; work: number };
+  const phases: Record<string, Phase> = { plain: { ms: [], windows: [], hr: [], work: 0 }, put: { ms: [], windows: [], hr: [], work: 0 }, idle: { ms: [], windows: [], hr: [], work: 0 } };
+  const putMs: number[] = [];
+  const hrNow = () => Number(process.hrtime.bigint() / 1000n);
+  const timed = async (ph: Phase) => {
+    const w0 = livenessWork.rowsScanned;
+    const h = hrNow();
+    const t = performance.now();
+    await table.search(req());
+    const e = performance.now();
+    ph.hr.push([h, hrNow()]);
+    ph.ms.push(e - t);
+    ph.windows.push([t, e]);
+    ph.work += livenessWork.rowsScanned - w0;
+  };
+  const prof = async (phase: string, fn: () => Promise<void>) => {
+    const on = PROF === 'all' || PROF === 'both' ? PROF === 'all' || phase !== 'idle' : PROF.split(',').includes(phase);
+    if (on) await session.post('Profiler.start');
+    await fn();
+    if (on) {
+      const { profile } = await session.post('Profiler.stop');
+      await writeFile(`/tmp/q/${phase}.cpuprofile`, JSON.stringify(profile));
+      await writeFile(`/tmp/q/${phase}.windows.json`, JSON.stringify(phases[phase].hr));
+    }
+  };
+  for (let i = 0; i < 20; i++) await table.search(req());
+  const ROUNDS = envNumber('ROUNDS', 1);
+  const per = Math.ceil(Q / ROUNDS);
+  const rounds: string[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    const p0 = phases.plain.ms.length;
+    const u0 = phases.put.ms.length;
+    await prof('plain', async () => {
+      for (let i = 0; i < per; i++) await timed(phases.plain);
+    });
+    await prof('put', async () => {
+      for (let i = 0; i < per; i++) {
+        const keys = new Set<number>();
+        while (keys.size < 20) keys.add(rng.int(N));
+        const b = rowsBatch(table.schema, makeRows(gen, rng, [...keys]), 0, 20);
+        const t = performance.now();
+        await table.put(b);
+        putMs.push(performance.now() - t);
+        await timed(phases.put);
+      }
+    });
+    // The same wait as a put's, without the put: what idling (a descheduled, cache-cold CPU) costs.
+    const i0 = phases.idle.ms.length;
+    const waitMs = p50(putMs);
+    await prof('idle', async () => {
+      for (let i = 0; i < per; i++) {
+        await new Promise((r) => setTimeout(r, waitMs));
+        await timed(phases.idle);
+      }
+    });
+    const a = p50(phases.plain.ms.slice(p0));
+    const b = p50(phases.put.ms.slice(u0));
+    const c = p50(phases.idle.ms.slice(i0));
+    rounds.push(`${a.toFixed(2)}/${b.toFixed(2)}/${c.toFixed(2)} (+${(b - a).toFixed(2)} / +${(c - a).toFixed(2)})`);
+  }
+  await new Promise((r) => setTimeout(r, 50));
+  obs.disconnect();
+  const gcIn = (ph: Phase) => {
+    let count = 0;
+    let ms = 0;
+    let major = 0;
+    for (const g of gcs) {
+      for (const [s, e] of ph.windows) {
+        if (g.end > s && g.start < e) {
+          count++;
+          ms += Math.min(g.end, e) - Math.max(g.start, s);
+          if (g.kind !== 1) major++;
+          break;
+        }
+      }
+    }
+    const n = ph.windows.length;
+    return `${(count / n).toFixed(2)} GCs/query (${major} not scavenges), ${(ms / n).toFixed(3)} ms/query in GC`;
+  };
+  const { plain, put, idle } = phases;
+  console.log(`N=${N} ${KIND}: plain p50 ${p50(plain.ms).toFixed(3)} ms, after put p50 ${p50(put.ms).toFixed(3)} ms (+${(p50(put.ms) - p50(plain.ms)).toFixed(3)}), after an idle wait as long as a put p50 ${p50(idle.ms).toFixed(3)} ms (+${(p50(idle.ms) - p50(plain.ms)).toFixed(3)}), put p50 ${p50(putMs).toFixed(2)} ms; rounds plain/put/idle: ${rounds.join(', ')}`);
+  console.log(`  plain: ${gcIn(plain)}, liveness rows ${(plain.work / plain.ms.length).toFixed(0)}/query; put: ${gcIn(put)}, liveness rows ${(put.work / put.ms.length).toFixed(0)}/query`);
+  await db.close();
+}
+await main();
