@@ -14,8 +14,9 @@
  * - New MemTables index with the new model (they are built from the current definitions); a
  *   MemTable that was indexing under the old model keeps it, and its flush keeps those codes
  *   (cheap, and its sidecar names the old model).
- * - Generations under an older model of the lineage are re-encoded here in the background, in
- *   slices of a few milliseconds with an event-loop turn between them; the new sidecar is
+ * - Generations under an older model of the lineage are re-encoded in the background: on the
+ *   encode worker thread when there is one (this thread copies slices out and applies the codes
+ *   in order), else here in slices of a few milliseconds, an event-loop turn between them; the new sidecar is
  *   written whole (`put` replaces an object atomically: a temp file renamed on a local disk, one
  *   PUT on S3), then the generation's in-memory index is swapped in one synchronous step.
  * - Every sidecar names its model and a reader decodes codes only with the model they were made
@@ -38,6 +39,8 @@ import { isQuiverError } from '../errors.js';
 import type { IndexDef } from '../index/index-def.js';
 import { sidecarOf } from '../index/sidecar.js';
 import type { SourceIndexes } from '../index/source-indexes.js';
+import { CodeQueue } from '../index/vector/code-queue.js';
+import { encodeOffThread, encodeWorkerReady } from '../index/vector/encode-worker.js';
 import { IvfPqIndex } from '../index/vector/ivf-pq-index.js';
 import { defaultSampleSize, type IvfPqModel, PQ_CODEWORDS } from '../index/vector/ivf-pq-model.js';
 import { trainIvfPqOffThread } from '../index/vector/train-worker.js';
@@ -68,6 +71,8 @@ export const MAX_GROWN_PARTITIONS = 4096;
  * milliseconds — 64 rows at 128 dims and 1 000 partitions.
  */
 const REENCODE_SLICE_WORK = 4 * 2_600_000;
+/** Rows a re-encoding job sent to the encode worker holds (~0.5 ms to copy out at 128 dims). */
+const OFF_THREAD_SLICE = 4096;
 
 /**
  * Partitions of a model trained when the table holds `rows`: the default's √n, taken at the
@@ -307,15 +312,21 @@ export class ModelGrowth {
     const vectors = gen.indexes.vectorSource(def.column);
     if (!vectors) return true;
     const fresh = new IvfPqIndex(model);
-    const slice = Math.max(16, Math.floor(REENCODE_SLICE_WORK / (model.dim * (model.partitions + PQ_CODEWORDS))));
+    // On the encode worker when there is one (slices of OFF_THREAD_SLICE rows; this thread only
+    // copies them out and applies the codes, in order), else here in slices of a few ms of work.
+    const offThread = (await encodeWorkerReady()) ? encodeOffThread : undefined;
+    const queue = new CodeQueue();
+    const slice = offThread ? OFF_THREAD_SLICE : Math.max(16, Math.floor(REENCODE_SLICE_WORK / (model.dim * (model.partitions + PQ_CODEWORDS))));
     for (const c of vectors.chunks) {
       for (let from = 0; from < c.count; from += slice) {
         const to = Math.min(c.count, from + slice);
-        fresh.add({ start: c.start + from, count: to - from, data: c.data.subarray(from * model.dim, to * model.dim), validity: c.validity, bitOffset: c.bitOffset + from });
+        queue.add(fresh, { start: c.start + from, count: to - from, data: c.data.subarray(from * model.dim, to * model.dim), validity: c.validity, bitOffset: c.bitOffset + from }, offThread);
         await nextTurn();
         if (this.closed) return false;
       }
     }
+    await new Promise<void>((resolve) => queue.then(resolve));
+    if (this.closed) return false;
     // The sidecar first (replaced whole), then memory, so a crash in between leaves a
     // generation whose sidecar and rows agree either way.
     await this.ctx.store.put(layout.generationKey(gen.folder, indexSidecarFile(def)), tableToIPC(sidecarOf(def, fresh, def.model), 'file'));

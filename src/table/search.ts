@@ -24,6 +24,7 @@ import type { Metric } from '../index/vector/distance.js';
 import { IvfPqIndex, type IvfPqPart } from '../index/vector/ivf-pq-index.js';
 import { TopK } from '../index/vector/top-k.js';
 import type { IndexDef } from '../index/index-def.js';
+import { batchHolding } from '../memtable/batch-offsets.js';
 import { regionLiveness } from '../memtable/liveness.js';
 import { evaluateBatchesFrom, filteredRows } from './filter-memo.js';
 import { candidatePositions, candidatesPassing, indexedConjuncts, maskFromCandidates, primaryKeyValues } from './indexed-filter.js';
@@ -415,16 +416,11 @@ export function materialize(hits: readonly Hit[], schema: Schema, columnIndexes:
   const from = new Uint32Array(hits.length);
   const rows = new Uint32Array(hits.length);
   hits.forEach((h, i) => {
-    let pos = h.position;
-    let batch: RecordBatch | undefined;
-    for (const b of h.source.batches) {
-      if (pos < b.numRows) {
-        batch = b;
-        break;
-      }
-      pos -= b.numRows;
-    }
-    if (!batch) throw new Error(`search: row ${h.position} is outside its source`);
+    const { batches, rowOffsets } = h.source;
+    const at = batchHolding(rowOffsets, batches.length, h.position);
+    const batch: RecordBatch | undefined = batches[at];
+    const pos = h.position - (rowOffsets[at] ?? 0);
+    if (!batch || pos >= batch.numRows) throw new Error(`search: row ${h.position} is outside its source`);
     let id = batchIds.get(batch);
     if (id === undefined) {
       id = batchList.length;

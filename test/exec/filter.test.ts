@@ -609,6 +609,12 @@ test('parses are cached by text (LRU) and checked per schema', (t) => {
   const s2 = new Schema([new Field('X', new Utf8())]);
   t.deepEqual(columnsOf(parseFilter('x > 1', s1)), ['x']);
   invalid(t, () => parseFilter('x > 1', s2), /cannot compare column X \(Utf8\) with the number 1/);
+  invalid(t, () => parseFilter('x > 1', s2), /cannot compare column X/); // a failed check is not remembered
+  // The checked tree is kept per schema object and text.
+  const checked = parseFilter('x > 1', s1);
+  t.is(parseFilter('x > 1', s1), checked);
+  clearFilterCache();
+  t.not(parseFilter('x > 1', s1), checked);
 });
 
 // ---------------------------------------------------------------------------------------------

@@ -119,6 +119,7 @@ export function encodeWorkerReady(): Promise<boolean> {
   const p = pool ?? start();
   if (!p) return Promise.resolve(false);
   if (p.ready) return Promise.resolve(true);
+  p.worker.ref(); // someone waits for it: the process must not exit meanwhile
   return new Promise((resolve) => p.readyWaiters.push(resolve));
 }
 
@@ -140,12 +141,12 @@ function start(): Pool | undefined {
     return undefined;
   }
   encodeWorkerStats.workersStarted++;
-  worker.unref();
   const p: Pool = { worker, ready: false, readyWaiters: [], jobs: new Map(), held: [], stopped: false };
   pool = p;
   worker.on('message', (reply: Reply) => {
     if ('ready' in reply) {
       p.ready = true;
+      if (p.jobs.size === 0) worker.unref();
       for (const w of p.readyWaiters.splice(0)) w(true);
       return;
     }
@@ -163,6 +164,8 @@ function start(): Pool | undefined {
   });
   worker.on('error', (e) => stop(p, e, true));
   worker.on('exit', (code) => stop(p, new Error(`the encode worker exited with code ${code}`), true));
+  // After the listeners: attaching a 'message' listener refs the worker's port again.
+  worker.unref();
   return p;
 }
 

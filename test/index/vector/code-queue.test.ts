@@ -5,6 +5,8 @@
  * every `then` callback runs exactly once, in submission order, when exactly the rows submitted
  * before it are indexed — checked by seeded schedules against that model, plus the real worker.
  */
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import test from 'ava';
 import { tableToIPC } from 'apache-arrow';
 import { CodeQueue, MIN_OFF_THREAD_ROWS, type OffThreadEncode } from '../../../src/index/vector/code-queue.js';
@@ -145,3 +147,21 @@ test('the encode worker returns the codes this thread computes, bit for bit', as
   await new Promise<void>((resolve) => queue.then(resolve));
   t.deepEqual(tableToIPC(there.toArrow()), tableToIPC(here.toArrow()));
 });
+
+for (const [mode, expected] of [
+  ['start', /refused while starting: true/],
+  ['ready', /ready: true/],
+  ['job', /indexed 3000 rows, 1 job\(s\) on the worker/],
+] as const) {
+  test(`a process whose encode worker is idle exits on its own (${mode})`, async (t) => {
+    const child = spawn(process.execPath, ['--import=tsx', fileURLToPath(new URL('encode-worker-child.ts', import.meta.url)), mode], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    // Bounded: a worker that held the process open would keep it alive forever.
+    const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+    clearTimeout(killer);
+    t.is(code, 0, 'exited by itself');
+    t.regex(out, expected);
+  });
+}
