@@ -9,14 +9,14 @@ import { rmSync } from 'node:fs';
 import { connect } from '../src/database.js';
 import { ivfPqSearchStats } from '../src/index/vector/ivf-pq-index.js';
 import { livenessWork } from '../src/memtable/liveness.js';
-import { ClusterModel, distinctKeys, LiveRows, makeRows, Rng, rowsBatch, searchSchema, ZipfVocabulary } from './search-data.js';
+import { distinctKeys, LiveRows, makeRows, Rng, rowsBatch, searchRowGenerator, searchSchema } from './search-data.js';
 
 const N = Number(process.env.N ?? 200_000);
 const Q = Number(process.env.Q ?? 100);
 const DIR = process.env.DIR ?? `/tmp/qg/t${N}`;
 const DIM = 128;
 const GiB = 1024 ** 3;
-const gen = { vocab: new ZipfVocabulary(50_000, 1.0, 11), model: new ClusterModel({ dim: DIM, clusters: 256, seed: 12, centreStd: 0.3, spread: 1.0, noise: 0.3, latentDim: 16, weightSigma: 1.0 }), minWords: 8, maxWords: 40 };
+const gen = searchRowGenerator(DIM);
 const WRITER = { maxMemtableRows: 1e9, maxMemtableSize: 64 * GiB, maxMemtableBatches: 1e7, maxUnflushedMemtableBytes: 128 * GiB };
 const schema = searchSchema(DIM);
 const log = (m: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${m}`);

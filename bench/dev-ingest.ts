@@ -15,7 +15,7 @@ import { connect } from '../src/database.js';
 import { DEFAULT_WRITER_CONFIG } from '../src/region/writer-config.js';
 import { encodeWorkerReady, encodeWorkerStats } from '../src/index/vector/encode-worker.js';
 import { envList, envNumber } from './env.js';
-import { ClusterModel, makeRows, Rng, rowsBatch, searchSchema, ZipfVocabulary, type RowGenerator } from './lib/data.js';
+import { makeRows, Rng, rowsBatch, searchRowGenerator, searchSchema } from './lib/data.js';
 
 const BASE = envNumber('BASE', 10_000);
 const ROWS = envNumber('ROWS', 100_000);
@@ -25,12 +25,7 @@ const INDEXES = envList('INDEXES', 'vector,body,year');
 const FSYNC = envNumber('FSYNC', 1) === 1;
 const DIM = 128;
 const TYPES: Record<string, 'ivf_pq' | 'fts' | 'scalar'> = { vector: 'ivf_pq', body: 'fts', year: 'scalar' };
-const gen: RowGenerator = {
-  vocab: new ZipfVocabulary(50_000, 1.0, 11),
-  model: new ClusterModel({ dim: DIM, clusters: 256, seed: 12, centreStd: 0.3, spread: 1.0, noise: 0.3, latentDim: 16, weightSigma: 1.0 }),
-  minWords: 8,
-  maxWords: 40,
-};
+const gen = searchRowGenerator(DIM);
 const W = { maxMemtableRows: 1e9, maxMemtableSize: 2 ** 36, maxMemtableBatches: 1e7, maxUnflushedMemtableBytes: 2 ** 37 };
 
 const dir = await mkdtemp(path.join(process.env.BENCH_DIR ?? os.tmpdir(), 'dev-ingest-'));

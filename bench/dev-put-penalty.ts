@@ -12,7 +12,7 @@ import path from 'node:path';
 import { connect } from '../src/database.js';
 import { livenessWork } from '../src/memtable/liveness.js';
 import { envNumber } from './env.js';
-import { ClusterModel, distinctKeys, makeRows, Rng, rowsBatch, searchSchema, ZipfVocabulary, type RowGenerator, type Rows } from './lib/data.js';
+import { buildSearchTable, makeRows, Rng, rowsBatch, searchRowGenerator, searchSchema } from './lib/data.js';
 import type { Table } from '../src/table/table.js';
 
 const N = envNumber('N', 10_000);
@@ -20,23 +20,9 @@ const Q = envNumber('Q', 200);
 const KIND = process.env.KIND ?? 'vector';
 const PROF = process.env.PROF ?? 'none';
 const DIM = 128;
-const gen: RowGenerator = {
-  vocab: new ZipfVocabulary(50_000, 1.0, 11),
-  model: new ClusterModel({ dim: DIM, clusters: 256, seed: 12, centreStd: 0.3, spread: 1.0, noise: 0.3, latentDim: 16, weightSigma: 1.0 }),
-  minWords: 8,
-  maxWords: 40,
-};
+const gen = searchRowGenerator(DIM);
 const W = { maxMemtableRows: 1e9, maxMemtableSize: 2 ** 36, maxMemtableBatches: 1e7, maxUnflushedMemtableBytes: 2 ** 37 };
 
-async function putRange(table: Table, rows: Rows, start: number, end: number): Promise<void> {
-  const pending = new Set<Promise<void>>();
-  for (let s = start; s < end; s += 5000) {
-    const p: Promise<void> = table.put(rowsBatch(table.schema, rows, s, Math.min(end, s + 5000))).then(() => void pending.delete(p));
-    pending.add(p);
-    if (pending.size >= 4) await Promise.race(pending);
-  }
-  await Promise.all(pending);
-}
 
 const p50 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
@@ -44,16 +30,7 @@ async function main() {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'q-pp-'));
   const db = await connect(dir, { fsync: envNumber('FSYNC', 1) > 0, generationCacheBytes: 2 ** 34 });
   const table = await db.createTable('t', searchSchema(DIM), { primaryKey: 'id', writer: W });
-  const base = makeRows(gen, new Rng(1000 + N), Int32Array.from({ length: N }, (_, i) => i));
-  const tenth = Math.ceil(N / 10);
-  for (let part = 0; part < 10; part++) {
-    await putRange(table, base, part * tenth, Math.min(N, (part + 1) * tenth));
-    if (part === 0) for (const [c, type] of [['vector', 'ivf_pq'], ['body', 'fts'], ['year', 'scalar']] as const) await table.createIndex(c, { type });
-    await table.flush();
-  }
-  const ups = makeRows(gen, new Rng(3000 + N), distinctKeys(new Rng(2000 + N), N, Math.round(N * 0.05)));
-  await putRange(table, ups, 0, ups.ids.length);
-  await table.settleIndexes();
+  await buildSearchTable(table, gen, N);
   const rng = new Rng(77);
   const vq = () => { const v = new Float32Array(DIM); gen.model.sample(rng, v, 0); return v; };
   const tq = () => Array.from({ length: 1 + rng.int(3) }, () => gen.vocab.sample(rng)).join(' ');

@@ -330,3 +330,55 @@ class TopK {
     return [...this.ids];
   }
 }
+
+/**
+ * The generator of bench:search's rows (and of the dev harnesses that rebuild its table): a
+ * Zipf vocabulary of 50 000 words, 8–40 words a body, 256 uneven clusters in `dim` dimensions.
+ */
+export function searchRowGenerator(dim: number): RowGenerator {
+  return {
+    vocab: new ZipfVocabulary(50_000, 1.0, 11),
+    model: new ClusterModel({ dim, clusters: 256, seed: 12, centreStd: 0.3, spread: 1.0, noise: 0.3, latentDim: 16, weightSigma: 1.0 }),
+    minWords: 8,
+    maxWords: 40,
+  };
+}
+
+/** Puts `rows[start, end)` into `table` in `putRows`-row puts, up to `inflight` outstanding. */
+export async function putRowRange(table: { schema: Schema; put(b: RecordBatch): Promise<void> }, rows: Rows, start: number, end: number, putRows = 5000, inflight = 4): Promise<void> {
+  const pending = new Set<Promise<void>>();
+  for (let s = start; s < end; s += putRows) {
+    const p: Promise<void> = table.put(rowsBatch(table.schema, rows, s, Math.min(end, s + putRows))).then(() => void pending.delete(p));
+    pending.add(p);
+    if (pending.size >= inflight) await Promise.race(pending);
+  }
+  await Promise.all(pending);
+}
+
+/**
+ * bench:search's table shape, for the dev harnesses: `n` rows in ten flushed generations (the
+ * IVF-PQ, FTS and scalar indexes created after the first tenth), then 5 % of the keys upserted
+ * into the MemTable, and the background index work settled. `onPart` is told each flushed part.
+ */
+export async function buildSearchTable(table: SearchTable, gen: RowGenerator, n: number, onPart?: (part: number) => void): Promise<void> {
+  const base = makeRows(gen, new Rng(1000 + n), Int32Array.from({ length: n }, (_, i) => i));
+  const tenth = Math.ceil(n / 10);
+  for (let part = 0; part < 10; part++) {
+    await putRowRange(table, base, part * tenth, Math.min(n, (part + 1) * tenth));
+    if (part === 0) for (const [c, type] of [['vector', 'ivf_pq'], ['body', 'fts'], ['year', 'scalar']] as const) await table.createIndex(c, { type });
+    await table.flush();
+    onPart?.(part);
+  }
+  const ups = makeRows(gen, new Rng(3000 + n), distinctKeys(new Rng(2000 + n), n, Math.round(n * 0.05)));
+  await putRowRange(table, ups, 0, ups.ids.length);
+  await table.settleIndexes();
+}
+
+/** What `buildSearchTable` needs of a table. */
+export interface SearchTable {
+  schema: Schema;
+  put(b: RecordBatch): Promise<void>;
+  createIndex(column: string, opts: { type: 'ivf_pq' | 'fts' | 'scalar' }): Promise<unknown>;
+  flush(): Promise<void>;
+  settleIndexes(): Promise<unknown>;
+}

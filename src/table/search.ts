@@ -316,16 +316,25 @@ function liveStats(index: InvertedIndex, terms: Iterable<string>, state: LiveSta
     liveDocFreqCache.set(index, memo);
   }
   const docFreq = new Map<string, number>();
+  // Rows cleared since a term's entry last looked, ascending, for every entry that looked at
+  // the same point (the terms of one query usually did): one walk of each term's postings.
+  let clearedSince = -1;
+  let clearedSorted: Float64Array | undefined;
   for (const t of terms) {
     let e = memo.terms.get(t);
     if (!e || e.rows > state.rows) {
       e = { rows: 0, cleared: state.cleared.length, df: 0 };
       memo.terms.set(t, e);
-    } else {
-      for (let j = e.cleared; j < state.cleared.length; j++) {
-        const pos = state.cleared[j];
-        if (pos < e.rows && index.hasPosting(t, pos)) e.df--;
+    } else if (e.cleared < state.cleared.length) {
+      if (clearedSince !== e.cleared) {
+        clearedSince = e.cleared;
+        clearedSorted = Float64Array.from(state.cleared.slice(e.cleared)).sort();
       }
+      // Only rows the entry had counted were counted live (later rows are counted below).
+      const rows = e.rows;
+      let upTo = clearedSorted!.length;
+      while (upTo > 0 && clearedSorted![upTo - 1] >= rows) upTo--;
+      e.df -= index.countPostingsAt(t, clearedSorted!.subarray(0, upTo));
       e.cleared = state.cleared.length;
     }
     if (e.rows < state.rows) {

@@ -966,6 +966,42 @@ export class InvertedIndex {
     return n;
   }
 
+  /**
+   * How many of `positions` (ascending, distinct) hold `term`: one pass forward through the
+   * term's postings, galloping from the last match (a table subtracting the rows cleared since
+   * it last counted: many positions cost one walk of the list, not a binary search each).
+   */
+  countPostingsAt(term: string, positions: ArrayLike<number>): number {
+    const id = this.termIds.get(term);
+    if (id === undefined || positions.length === 0) return 0;
+    const c = this.postCount[id]!;
+    const p = this.post[id]!;
+    let j = 0;
+    let n = 0;
+    for (let i = 0; i < positions.length && j < c; i++) {
+      const pos = positions[i]!;
+      // Gallop: double the step until past pos, then binary search the last step.
+      let step = 1;
+      let hi = j;
+      while (hi < c && p[2 * hi]! < pos) {
+        j = hi + 1;
+        hi = j + step;
+        step *= 2;
+      }
+      if (hi > c) hi = c;
+      while (j < hi) {
+        const mid = (j + hi) >>> 1;
+        if (p[2 * mid]! < pos) j = mid + 1;
+        else hi = mid;
+      }
+      if (j < c && p[2 * j] === pos) {
+        n++;
+        j++;
+      }
+    }
+    return n;
+  }
+
   /** Whether the document at `pos` holds `term` (a binary search of the term's postings). */
   hasPosting(term: string, pos: number): boolean {
     const id = this.termIds.get(term);
