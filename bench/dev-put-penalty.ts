@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { connect } from '../src/database.js';
 import { livenessWork } from '../src/memtable/liveness.js';
+import { ivfPqSearchStats } from '../src/index/vector/ivf-pq-index.js';
 import { envNumber } from './env.js';
 import { buildSearchTable, makeRows, Rng, rowsBatch, searchRowGenerator, searchSchema } from './lib/data.js';
 import type { Table } from '../src/table/table.js';
@@ -70,7 +71,9 @@ async function main() {
       await writeFile(`/tmp/q/${phase}.windows.json`, JSON.stringify(phases[phase].hr));
     }
   };
+  console.log('settle:', JSON.stringify(await table.settleIndexes()));
   for (let i = 0; i < 20; i++) await table.search(req());
+  { const c0 = ivfPqSearchStats.codes, s0 = ivfPqSearchStats.searches; for (let i = 0; i < 20; i++) await table.search(req()); console.log(`codes per search ${((ivfPqSearchStats.codes - c0) / (ivfPqSearchStats.searches - s0)).toFixed(0)}, searches per query ${((ivfPqSearchStats.searches - s0) / 20).toFixed(1)}`); }
   const ROUNDS = envNumber('ROUNDS', 1);
   const per = Math.ceil(Q / ROUNDS);
   const rounds: string[] = [];
