@@ -75,7 +75,7 @@ import type { Table } from '../src/table/table.js';
 import { envList, envNumber } from './env.js';
 import { codeVersion, log } from './lib/machine.js';
 import { summarize, type Summary } from './lib/stats.js';
-import { ClusterModel, distinctKeys, LiveRows, makeRows, Rng, type RowGenerator, type Rows, rowsBatch, searchSchema, ZipfVocabulary } from './lib/data.js';
+import { ClusterModel, distinctKeys, LiveRows, makeRows, putRowRange, Rng, type RowGenerator, type Rows, rowsBatch, searchSchema, ZipfVocabulary } from './lib/data.js';
 import type { LanceDbSearchResult } from './peers/lancedb-search.js';
 
 // ---- settings --------------------------------------------------------------------------------
@@ -183,18 +183,6 @@ class StallProbe {
     this.hist.disable();
     return { maxGapMs: this.maxGap, eldMaxMs: this.hist.max / 1e6, eldP99Ms: this.hist.percentile(99) / 1e6 };
   }
-}
-
-/** Puts `rows[start, end)` in `putRows`-row puts, up to `inflight` outstanding. */
-async function putRange(table: Table, rows: Rows, start: number, end: number, putRows: number, inflight: number, schema = table.schema): Promise<void> {
-  const pending = new Set<Promise<void>>();
-  for (let s = start; s < end; s += putRows) {
-    const batch = rowsBatch(schema, rows, s, Math.min(end, s + putRows));
-    const p: Promise<void> = table.put(batch).then(() => void pending.delete(p));
-    pending.add(p);
-    if (pending.size >= inflight) await Promise.race(pending);
-  }
-  await Promise.all(pending);
 }
 
 async function generationLayout(table: Table): Promise<{ generations: number; memtableRows: number }> {
@@ -331,7 +319,7 @@ async function buildTable(db: Database, name: string, w: Workload, generations: 
     const start = part * tenth;
     const end = Math.min(w.n, start + tenth);
     let t = performance.now();
-    await putRange(table, w.base, start, end, BUILD_PUT_ROWS, BUILD_INFLIGHT);
+    await putRowRange(table, w.base, start, end, BUILD_PUT_ROWS, BUILD_INFLIGHT);
     report.putMs += performance.now() - t;
     if (part === 0) {
       for (const [column, type] of [['vector', 'ivf_pq'], ['body', 'fts'], ['year', 'scalar']] as const) {
@@ -349,7 +337,7 @@ async function buildTable(db: Database, name: string, w: Workload, generations: 
     }
   }
   const t = performance.now();
-  await putRange(table, w.upserts, 0, w.upserts.ids.length, BUILD_PUT_ROWS, BUILD_INFLIGHT);
+  await putRowRange(table, w.upserts, 0, w.upserts.ids.length, BUILD_PUT_ROWS, BUILD_INFLIGHT);
   report.upsertMs = performance.now() - t;
   // Queries measure the settled table: a model grown during the build has re-encoded every
   // generation (until then a query searches both models' codes).
@@ -667,7 +655,7 @@ async function writeCases(root: string): Promise<WriteCases> {
     // 7. flush() of FLUSH_ROWS indexed rows.
     const rows7 = makeRows(gen, new Rng(7000), Int32Array.from({ length: FLUSH_ROWS }, (_, i) => i));
     const t7 = await db.createTable('flush_case', schema, { primaryKey: 'id', writer: BUILD_WRITER });
-    await putRange(t7, rows7, 0, FLUSH_ROWS, BUILD_PUT_ROWS, BUILD_INFLIGHT);
+    await putRowRange(t7, rows7, 0, FLUSH_ROWS, BUILD_PUT_ROWS, BUILD_INFLIGHT);
     const createIndexMs: Record<string, number> = {};
     for (const [column, type] of [['vector', 'ivf_pq'], ['body', 'fts'], ['year', 'scalar']] as const) {
       const t = performance.now();
@@ -686,7 +674,7 @@ async function writeCases(root: string): Promise<WriteCases> {
     // 8a. Event-loop stall during createIndex ivf_pq on STALL_ROWS rows.
     const rows8 = makeRows(gen, new Rng(8000), Int32Array.from({ length: STALL_ROWS + 2 * INGEST_ROWS }, (_, i) => i));
     const t8 = await db.createTable('ingest_case', schema, { primaryKey: 'id', writer: BUILD_WRITER });
-    await putRange(t8, rows8, 0, STALL_ROWS, BUILD_PUT_ROWS, BUILD_INFLIGHT);
+    await putRowRange(t8, rows8, 0, STALL_ROWS, BUILD_PUT_ROWS, BUILD_INFLIGHT);
     const probe = new StallProbe();
     probe.start();
     t = performance.now();

@@ -86,7 +86,7 @@ export class SourceIndexes {
 
   /** Calls `fn` once every row inserted so far is in every published index (now, when none is pending). */
   whenIndexed(fn: () => void): void {
-    if (this.codes) this.codes.then(fn);
+    if (this.codes) this.codes.whenApplied(fn);
     else fn();
   }
 

@@ -50,10 +50,6 @@ export class BatchStore {
   batch(i: number): RecordBatch {
     return this.batches[i];
   }
-  /** Row position of the first row of batch i. */
-  rowOffset(i: number): number {
-    return this.offsets[i];
-  }
   /** Row position of each batch's first row (append-only: a snapshot's prefix never changes). */
   get rowOffsets(): readonly number[] {
     return this.offsets;

@@ -325,7 +325,7 @@ export class ModelGrowth {
         if (this.closed) return false;
       }
     }
-    await new Promise<void>((resolve) => queue.then(resolve));
+    await new Promise<void>((resolve) => queue.whenApplied(resolve));
     if (this.closed) return false;
     // The sidecar first (replaced whole), then memory, so a crash in between leaves a
     // generation whose sidecar and rows agree either way.

@@ -19,8 +19,8 @@ test('row positions are global offsets; a snapshot never sees later appends', (t
   const mt = new MemTable(1, 0);
   mt.append(rows([1, 2, 3]));
   mt.append(rows([4, 5]));
-  t.is(mt.store.rowOffset(0), 0);
-  t.is(mt.store.rowOffset(1), 3);
+  t.is(mt.store.rowOffsets[0], 0);
+  t.is(mt.store.rowOffsets[1], 3);
   mt.markVisible(2);
   const snap = mt.snapshot();
   mt.append(rows([6]));

@@ -7,7 +7,7 @@
  * index in position order (`IvfPqIndex.remapped` and the sidecar keep partitions in position
  * order), so the queue holds every chunk submitted while an earlier one is still out — a chunk
  * encoded here (small, or no worker ready) waits behind the ones encoded there — and applies
- * them strictly in order as their codes arrive. `then(fn)` runs `fn` once everything submitted
+ * them strictly in order as their codes arrive. `whenApplied(fn)` runs `fn` once everything submitted
  * before it is applied: the MemTable makes rows visible from there, so a visible row is always
  * indexed. `finishNow()` applies everything at once, encoding here what has not come back (for
  * callers that need the index complete now; late answers are then ignored). A job whose worker
@@ -73,12 +73,12 @@ export class CodeQueue {
   }
 
   /** Runs `fn` once every chunk submitted so far is applied (now, when the queue is idle). */
-  then(fn: () => void): void {
+  whenApplied(fn: () => void): void {
     if (this.idle) fn();
     else this.entries.push({ after: fn });
   }
 
-  /** Applies every pending chunk now (encoding here those still away) and runs the waiting `then`s. */
+  /** Applies every pending chunk now (encoding here those still away) and runs the waiting `whenApplied` callbacks. */
   finishNow(): void {
     while (this.head < this.entries.length) {
       const e = this.entries[this.head++];

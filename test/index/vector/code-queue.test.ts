@@ -2,7 +2,7 @@
  * IVF-PQ codes computed off the calling thread (issue 7): whatever order the encode worker's
  * answers arrive in, whichever jobs fail or are refused, and wherever the caller forces the
  * queue to finish, the index ends up byte-identical to one built by `add` in insertion order,
- * every `then` callback runs exactly once, in submission order, when exactly the rows submitted
+ * every `whenApplied` callback runs exactly once, in submission order, when exactly the rows submitted
  * before it are indexed — checked by seeded schedules against that model, plus the real worker.
  */
 import { spawn } from 'node:child_process';
@@ -80,7 +80,7 @@ test('seeded schedules: codes applied in insertion order whatever order the work
       } else if (step < 0.7) {
         const id = thenCount++;
         const submitted = pos;
-        queue.then(() => {
+        queue.whenApplied(() => {
           fired.push(id);
           t.is(index.rowCount, submitted, `seed ${seed}: then #${id} ran with exactly the rows submitted before it indexed`);
         });
@@ -95,7 +95,7 @@ test('seeded schedules: codes applied in insertion order whatever order the work
       }
     }
     const last = thenCount++;
-    queue.then(() => fired.push(last));
+    queue.whenApplied(() => fired.push(last));
     while (enc.held.length > 0) {
       enc.releaseOne();
       await flushMicrotasks();
@@ -144,7 +144,7 @@ test('the encode worker returns the codes this thread computes, bit for bit', as
     queue.add(there, chunkAt(start, 1000), encodeOffThread);
   }
   t.is(encodeWorkerStats.jobs - jobs0, 6, 'every chunk went to the worker');
-  await new Promise<void>((resolve) => queue.then(resolve));
+  await new Promise<void>((resolve) => queue.whenApplied(resolve));
   t.deepEqual(tableToIPC(there.toArrow()), tableToIPC(here.toArrow()));
 });
 

@@ -22,6 +22,6 @@ if (process.argv[2] === 'start') {
   if (!(await encodeWorkerReady())) throw new Error('no encode worker');
   const queue = new CodeQueue();
   queue.add(index, chunk, encodeOffThread);
-  await new Promise<void>((resolve) => queue.then(resolve));
+  await new Promise<void>((resolve) => queue.whenApplied(resolve));
   console.log(`indexed ${index.rowCount} rows, ${encodeWorkerStats.jobs} job(s) on the worker`);
 }
