@@ -17,6 +17,7 @@ import type { Expr } from '../../exec/expr/expr.js';
 import { InvalidError } from '../errors.js';
 import { emptyFtsStats, type InvertedIndex, mergeFtsStats } from '../index/fts/inverted-index.js';
 import type { FtsQuery } from '../index/fts/query.js';
+import { LiveDocFreqs } from '../index/fts/live-doc-freqs.js';
 import type { ScalarIndex, ScalarPredicate } from '../index/scalar/scalar-index.js';
 import type { SourceIndexes } from '../index/source-indexes.js';
 import { flatKnn } from '../index/vector/flat-knn.js';
@@ -288,61 +289,22 @@ function liveTotals(index: InvertedIndex, state: LiveState | undefined): { docCo
   return c;
 }
 
-/** A term's live document frequency in one full-text index, as of `rows` and `cleared`. */
-interface LiveDocFreq {
-  rows: number;
-  cleared: number;
-  df: number;
-}
-interface LiveDocFreqs {
-  state: LiveState;
-  terms: Map<string, LiveDocFreq>;
-}
 const liveDocFreqCache = new WeakMap<InvertedIndex, LiveDocFreqs>();
-/** Terms remembered per index before the memo starts over (bounds its memory). */
-const MAX_CACHED_TERMS = 8192;
 
 /**
  * BM25 statistics over a source's live rows: totals from `liveTotals`, and per query term the
- * number of live documents holding it — counted once per live state, then brought up to date
- * by looking only at rows appended since (their postings) and rows cleared since (a binary
- * search each). A query after a put pays for the put's rows, not for the term's postings.
+ * number of live documents holding it, kept by `LiveDocFreqs` for the source's live state (a
+ * query after a put pays for the put's rows, read from the index's forward index).
  */
 function liveStats(index: InvertedIndex, terms: Iterable<string>, state: LiveState): { docCount: number; totalTokens: number; docFreq: Map<string, number> } {
   const totals = liveTotals(index, state)!;
-  let memo = liveDocFreqCache.get(index);
-  if (!memo || memo.state !== state || memo.terms.size > MAX_CACHED_TERMS) {
-    memo = { state, terms: new Map() };
-    liveDocFreqCache.set(index, memo);
+  let freqs = liveDocFreqCache.get(index);
+  if (!freqs || freqs.state !== state) {
+    freqs = new LiveDocFreqs(index, state);
+    liveDocFreqCache.set(index, freqs);
   }
   const docFreq = new Map<string, number>();
-  // Rows cleared since a term's entry last looked, ascending, for every entry that looked at
-  // the same point (the terms of one query usually did): one walk of each term's postings.
-  let clearedSince = -1;
-  let clearedSorted: Float64Array | undefined;
-  for (const t of terms) {
-    let e = memo.terms.get(t);
-    if (!e || e.rows > state.rows) {
-      e = { rows: 0, cleared: state.cleared.length, df: 0 };
-      memo.terms.set(t, e);
-    } else if (e.cleared < state.cleared.length) {
-      if (clearedSince !== e.cleared) {
-        clearedSince = e.cleared;
-        clearedSorted = Float64Array.from(state.cleared.slice(e.cleared)).sort();
-      }
-      // Only rows the entry had counted were counted live (later rows are counted below).
-      const rows = e.rows;
-      let upTo = clearedSorted!.length;
-      while (upTo > 0 && clearedSorted![upTo - 1] >= rows) upTo--;
-      e.df -= index.countPostingsAt(t, clearedSorted!.subarray(0, upTo));
-      e.cleared = state.cleared.length;
-    }
-    if (e.rows < state.rows) {
-      e.df += index.countPostings(t, e.rows, state.rows, state.live);
-      e.rows = state.rows;
-    }
-    docFreq.set(t, e.df);
-  }
+  for (const t of terms) docFreq.set(t, freqs.get(t));
   return { docCount: totals.docCount, totalTokens: totals.totalTokens, docFreq };
 }
 

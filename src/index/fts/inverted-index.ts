@@ -120,6 +120,7 @@ import {
 } from './tokenizer.js';
 import { hashAsciiWord, hashSpan, PackedWordTable, WordTable } from './word-table.js';
 import { FuzzyMatcher, charMask, mayBeWithin } from './fuzzy.js';
+import { RowTerms } from './row-terms.js';
 
 export { boundedLevenshtein } from './fuzzy.js';
 
@@ -415,6 +416,11 @@ export class InvertedIndex {
   private readonly byLenMasks: Uint32Array[] = [];
   private readonly byLenCount: number[] = [];
   private readonly slab = new SlabAllocator();
+  /**
+   * Distinct term ids per document: recorded as tokens move into the postings, moved by
+   * `remapped`, built from the postings by `fromArrow` (so a cache counts it from the start).
+   */
+  private fwd = new RowTerms();
   /**
    * Set by `remapped`: term ids are in UTF-16 order and every term's postings and token positions
    * are consecutive views into these buffers, in id order (`toArrow` uses it). Dropped by `add`.
@@ -784,6 +790,7 @@ export class InvertedIndex {
       sPos[j] = bPos[i]!;
       sDoc[j] = bDoc[i]!;
     }
+    this.fwd.appendTokens(bTerm, bDoc, n, this.base, this.span);
     // count[id] is now the end of the term's run; runs are laid out in `terms` order.
     const docLen = this.docLen;
     const base = this.base;
@@ -900,6 +907,23 @@ export class InvertedIndex {
     return { docCount: this.prefDocs[cut]!, totalTokens: this.prefTokens[cut]!, docFreq };
   }
 
+  /** The forward index (see `RowTerms`): each document's distinct term ids, rows from `basePosition`. */
+  forwardIndex(): RowTerms {
+    this.flush();
+    return this.fwd;
+  }
+
+  /** First row position the index covers (its forward index's row 0); 0 for an empty index. */
+  get basePosition(): number {
+    return Math.max(0, this.base);
+  }
+
+  /** The id of `term` in this index (what `forwardIndex` holds), or −1 when no document has it. */
+  termIdOf(term: string): number {
+    const id = this.termIds.get(term);
+    return id === undefined || this.postCount[id] === 0 ? -1 : id;
+  }
+
   /** Tokens of the document at row `pos`, or -1 when that row is not a document (null text, a gap, outside the index). */
   documentLength(pos: number): number {
     const i = pos - this.base;
@@ -962,42 +986,6 @@ export class InvertedIndex {
       const pos = p[2 * j]!;
       if (pos >= to) break;
       if (mask === undefined || mask[pos] === 1) n++;
-    }
-    return n;
-  }
-
-  /**
-   * How many of `positions` (ascending, distinct) hold `term`: one pass forward through the
-   * term's postings, galloping from the last match (a table subtracting the rows cleared since
-   * it last counted: many positions cost one walk of the list, not a binary search each).
-   */
-  countPostingsAt(term: string, positions: ArrayLike<number>): number {
-    const id = this.termIds.get(term);
-    if (id === undefined || positions.length === 0) return 0;
-    const c = this.postCount[id]!;
-    const p = this.post[id]!;
-    let j = 0;
-    let n = 0;
-    for (let i = 0; i < positions.length && j < c; i++) {
-      const pos = positions[i]!;
-      // Gallop: double the step until past pos, then binary search the last step.
-      let step = 1;
-      let hi = j;
-      while (hi < c && p[2 * hi]! < pos) {
-        j = hi + 1;
-        hi = j + step;
-        step *= 2;
-      }
-      if (hi > c) hi = c;
-      while (j < hi) {
-        const mid = (j + hi) >>> 1;
-        if (p[2 * mid]! < pos) j = mid + 1;
-        else hi = mid;
-      }
-      if (j < c && p[2 * j] === pos) {
-        n++;
-        j++;
-      }
     }
     return n;
   }
@@ -1936,6 +1924,8 @@ export class InvertedIndex {
       work += c + pc;
     }
     out.packed = { post: postAll, tok: tokAll, postings: totalPost, tokens: totalTok };
+    // The forward index moves with the rows.
+    if (this.base >= 0) out.fwd = this.fwd.remapped(newPosition, this.base, newId, newSpan, nNew);
     return out;
   }
 
@@ -2181,6 +2171,7 @@ export class InvertedIndex {
       }
     }
     if (t !== nTerms) throw new Error('FTS sidecar: fewer term rows than term_count');
+    if (span > 0) idx.fwd = RowTerms.fromPostings(idx.post, idx.postCount, nTerms, base, span);
     return idx;
   }
 }

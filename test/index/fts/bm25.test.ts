@@ -409,21 +409,3 @@ test('queryTerms lists query tokens and local fuzzy candidates; bad arguments ar
   t.is(idx.search(parseFtsQuery('cat'), { k: 1 }).positions.length, 1, 'usable after the error');
 });
 
-test('countPostingsAt counts the given positions holding a term, as hasPosting does one by one', (t) => {
-  const rng = mulberry32(17);
-  const words = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'];
-  const texts = Array.from({ length: 5000 }, () => Array.from({ length: 1 + Math.floor(rng() * 6) }, () => words[Math.floor(rng() * rng() * words.length)]).join(' '));
-  const index = new InvertedIndex({ stem: false, stopWords: false });
-  index.add(100, texts);
-  for (let round = 0; round < 200; round++) {
-    const n = Math.floor(rng() * (round % 2 === 0 ? 8 : 400));
-    const set = new Set<number>();
-    while (set.size < n) set.add(Math.floor(rng() * 5300)); // some outside the indexed rows
-    const positions = Float64Array.from(set).sort();
-    for (const w of [...words, 'absent']) {
-      let want = 0;
-      for (const pos of positions) if (index.hasPosting(w, pos)) want++;
-      t.is(index.countPostingsAt(w, positions), want, `round ${round} ${w} over ${n} positions`);
-    }
-  }
-});
