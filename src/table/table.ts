@@ -255,8 +255,20 @@ export class Table {
     this.checkOpen();
     const vectorDef = request?.vector ? this.ctx.indexing.defs.find((d) => d.type === 'ivf_pq' && d.column === request.vector!.column) : undefined;
     if (vectorDef && !vectorDef.model) await this.trainLater(vectorDef);
-    const regions = await this.readStates();
-    return runSearch(this.ctx, regions, request);
+    // The search runs on this process's writer state while the ownership HEAD is in flight; if a
+    // writer turns out to have lost its region, the answer is discarded and the search runs again
+    // on what storage holds (the same answer `readStates` first would give, without the wait).
+    const { states, owned } = await this.readStatesOptimistically();
+    let result: ArrowTable | undefined;
+    let error: unknown;
+    try {
+      result = await runSearch(this.ctx, states, request);
+    } catch (e) {
+      error = e;
+    }
+    if (!(await owned)) return runSearch(this.ctx, await this.readStates(), request);
+    if (result === undefined) throw error;
+    return result;
   }
 
   /**
@@ -531,6 +543,11 @@ export class Table {
     }
     const owned = await Promise.all([...settled].map(async ([id, w]) => [id, w, await w.confirmOwnership()] as const));
     for (const [id, w, ok] of owned) if (ok && !w.failed) local.set(id, w.readState());
+    return this.withStoredStates(ids, local);
+  }
+
+  /** Each region's state: this process's writer's (`local`) when given, else what storage holds. */
+  private async withStoredStates(ids: readonly string[], local: ReadonlyMap<string, RegionReadState>): Promise<{ layout: RegionLayout; state: RegionReadState }[]> {
     const out: { layout: RegionLayout; state: RegionReadState }[] = [];
     for (const id of ids) {
       const layout = new RegionLayout(this.ctx.tableKey, id);
@@ -543,6 +560,29 @@ export class Table {
       if (state) out.push({ layout, state });
     }
     return out;
+  }
+
+  /**
+   * `readStates`, but a local writer's state is captured at once and its ownership HEAD left in
+   * flight: `owned` resolves true when every captured writer still held its region at the time of
+   * the capture (its HEAD was issued then), false when one did not (its state must not be used).
+   */
+  private async readStatesOptimistically(): Promise<{ states: { layout: RegionLayout; state: RegionReadState }[]; owned: Promise<boolean> }> {
+    const ids = await this.regionIds();
+    const settled = new Map<string, RegionWriter>();
+    for (const [id, p] of this.writers) {
+      const w = await p.catch(() => undefined);
+      if (w && !w.failed) settled.set(id, w);
+    }
+    // One synchronous step: every state captured and every check started before anything else runs.
+    const local = new Map<string, RegionReadState>();
+    const checks: Promise<boolean>[] = [];
+    for (const [id, w] of settled) {
+      local.set(id, w.readState());
+      checks.push(w.confirmOwnership().then((ok) => ok && !w.failed, () => false));
+    }
+    const owned = Promise.all(checks).then((oks) => oks.every(Boolean));
+    return { states: await this.withStoredStates(ids, local), owned };
   }
 
   private projection(columns: string[] | undefined): Projection {

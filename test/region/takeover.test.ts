@@ -262,3 +262,27 @@ test('defect 8: with ownershipCheckIntervalMs, a read may miss another process\'
   await dbB.close();
   await dbA.close().catch(() => {});
 });
+
+test('a search by a writer that lost its region answers from storage: another process\'s acknowledged writes are seen', async (t) => {
+  const mem = new MemoryObjectStore();
+  const dbA = await connect('memory://', { store: mem, writer: { maxWalFlushIntervalMs: 0 } });
+  const a = await dbA.createTable('docs', docsSchema, { primaryKey: 'id' });
+  await a.put(docs(range(0, 50), 1, 'alpha'));
+  const versionOf = async (req: Parameters<Table['search']>[0]) => {
+    const r = await a.search({ ...req, k: 100, columns: ['id', 'version'] });
+    return new Map(Array.from({ length: r.numRows }, (_, i) => [Number(r.getChild('id')!.get(i)), Number(r.getChild('version')!.get(i))]));
+  };
+  t.is((await versionOf({ key: { column: 'id', eq: 7 } })).get(7), 1, 'served from A\'s own writer');
+  // B takes the region over and rewrites key 7 and adds key 99; A does not know yet.
+  const dbB = await connect('memory://', { store: mem, writer: { maxWalFlushIntervalMs: 0 } });
+  const b = await dbB.openTable('docs');
+  await b.put(docs([7, 99], 2, 'beta'));
+  t.is((await versionOf({ key: { column: 'id', eq: 7 } })).get(7), 2, 'key search sees B\'s write');
+  t.is((await versionOf({ key: { column: 'id', in: [99] } })).get(99), 2, 'and B\'s new key');
+  t.is(Object.values(await a.writerStats())[0].state, 'fenced', 'the search found A fenced');
+  // B writes again: A's searches keep reading storage.
+  await b.put(docs([8], 3, 'gamma'));
+  t.is((await versionOf({ key: { column: 'id', eq: 8 } })).get(8), 3);
+  await dbB.close();
+  await dbA.close().catch(() => {});
+});
