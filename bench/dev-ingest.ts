@@ -5,9 +5,11 @@
  * rows/s, process CPU µs a row (every thread) and the main thread's busy µs a row (event-loop
  * utilisation), and how many rows the encode worker encoded.
  * Knobs: BASE=10000 ROWS=100000 PUT=1000 INFLIGHT=8 INDEXES=vector,body,year FSYNC=1 WARM=1
- * (start the encode worker before timing) QUIVER_ENCODE_WORKER=0 (encode on the main thread).
+ * (start the encode worker before timing) QUIVER_ENCODE_WORKER=0 (encode on the main thread)
+ * PROF=1 (CPU profile of the 1-in-flight run to /tmp/q/ingest.cpuprofile).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -46,11 +48,20 @@ try {
   for (const inflight of [1, INFLIGHT]) {
     const jobs0 = encodeWorkerStats.rows;
     const pending = new Set<Promise<void>>();
+    // The batches are built first: what a client spends making Arrow data is not Quiver's ingest.
+    const batches = [];
+    for (let s = next; s < next + ROWS; s += PUT) batches.push(rowsBatch(schema, rows, s, Math.min(next + ROWS, s + PUT)));
+    const session = process.env.PROF === '1' && inflight === 1 ? new Session() : undefined;
+    if (session) {
+      session.connect();
+      await session.post('Profiler.enable');
+      await session.post('Profiler.start');
+    }
     const elu0 = performance.eventLoopUtilization();
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
-    for (let s = next; s < next + ROWS; s += PUT) {
-      const p: Promise<void> = ti.put(rowsBatch(schema, rows, s, Math.min(next + ROWS, s + PUT))).then(() => void pending.delete(p));
+    for (const batch of batches) {
+      const p: Promise<void> = ti.put(batch).then(() => void pending.delete(p));
       pending.add(p);
       if (pending.size >= inflight) await Promise.race(pending);
     }
@@ -59,6 +70,12 @@ try {
     const cpu = process.cpuUsage(cpu0);
     const elu = performance.eventLoopUtilization(elu0);
     next += ROWS;
+    if (session) {
+      const { profile } = await session.post('Profiler.stop');
+      await mkdir('/tmp/q', { recursive: true });
+      await writeFile('/tmp/q/ingest.cpuprofile', JSON.stringify(profile));
+      session.disconnect();
+    }
     const us = (x: number) => (x / ROWS).toFixed(1);
     console.log(
       `${inflight} in flight: ${Math.round(ROWS / (ms / 1000)).toLocaleString('en-US')} rows/s | CPU ${us(cpu.user + cpu.system)} µs/row (all threads) | ` +
