@@ -6,7 +6,7 @@
  * utilisation), and how many rows the encode worker encoded.
  * Knobs: BASE=10000 ROWS=100000 PUT=1000 INFLIGHT=8 INDEXES=vector,body,year FSYNC=1 WARM=1
  * (start the encode worker before timing) QUIVER_ENCODE_WORKER=0 (encode on the main thread)
- * PROF=1 (CPU profile of the 1-in-flight run to /tmp/q/ingest.cpuprofile).
+ * PROF=1 or PROF=$INFLIGHT (CPU profile of that run to /tmp/q/ingest.cpuprofile).
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
@@ -51,7 +51,7 @@ try {
     // The batches are built first: what a client spends making Arrow data is not Quiver's ingest.
     const batches = [];
     for (let s = next; s < next + ROWS; s += PUT) batches.push(rowsBatch(schema, rows, s, Math.min(next + ROWS, s + PUT)));
-    const session = process.env.PROF === '1' && inflight === 1 ? new Session() : undefined;
+    const session = process.env.PROF === String(inflight) ? new Session() : undefined;
     if (session) {
       session.connect();
       await session.post('Profiler.enable');

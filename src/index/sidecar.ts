@@ -34,7 +34,16 @@ function ftsOptions(def: IndexDef): string {
  * sidecar names the model of the codes it holds (`modelFile`; by default the definition's).
  */
 export function sidecarOf(def: IndexDef, index: SourceIndex, modelFile?: string): Table {
-  const table = index.toArrow();
+  const steps = sidecarSteps(def, index, modelFile, Infinity);
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return r.value;
+  }
+}
+
+/** `sidecarOf` in steps (a full-text index, the largest, pauses about every `sliceWork` postings). */
+export function* sidecarSteps(def: IndexDef, index: SourceIndex, modelFile?: string, sliceWork?: number): Generator<void, Table, void> {
+  const table = index instanceof InvertedIndex ? yield* index.toArrowSteps(sliceWork) : index.toArrow();
   if (def.type === 'scalar') return table;
   const metadata = new Map(table.schema.metadata);
   if (def.type === 'ivf_pq') metadata.set(SIDECAR_MODEL_KEY, modelFile ?? def.model ?? '');
@@ -56,7 +65,13 @@ export async function indexFromSidecar(def: IndexDef, indexing: IndexingContext,
     case 'fts': {
       const made = table.schema.metadata.get(SIDECAR_FTS_OPTIONS_KEY);
       if (made !== undefined && made !== ftsOptions(def)) return undefined;
-      return InvertedIndex.fromArrow(table, { stem: def.stem, stopWords: def.stopWords });
+      // In steps with event-loop turns between them: a large generation's postings take a while.
+      const steps = InvertedIndex.fromArrowSteps(table, { stem: def.stem, stopWords: def.stopWords });
+      for (;;) {
+        const r = steps.next();
+        if (r.done) return r.value;
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
     }
     case 'scalar':
       return ScalarIndex.fromArrow(indexing.schema.stored.fields.find((f) => f.name === def.column)!.type, table);

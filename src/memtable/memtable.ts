@@ -60,6 +60,8 @@ export class MemTable {
   /** Per-snapshot caches of readers (key liveness). */
   readonly cache: LivenessCache = {};
   private waiters: Waiter[] = [];
+  /** The last `indexInSlices` run (they run one after another). */
+  private slicing: Promise<void> = Promise.resolve();
 
   constructor(
     readonly generation: number,
@@ -77,6 +79,28 @@ export class MemTable {
     if (!this.indexes || end <= this.indexed) return;
     this.indexes.insert(this.store.range(this.indexed, end), offThread);
     this.indexed = end;
+  }
+
+  /**
+   * `indexUpTo` in slices of about `sliceRows` rows (whole batches), with an event-loop turn
+   * between them, so a large WAL entry (a group commit of many puts) does not hold the loop for
+   * its whole full-text indexing. Slices run in call order; resolves once batches [0, end) are
+   * indexed. A synchronous `indexUpTo` meanwhile indexes the rest at once (the slices then find
+   * nothing left to do). Rows an index holds beyond `visible` are not read, so the partial state
+   * between slices is never seen.
+   */
+  indexInSlices(end: number, offThread: OffThreadEncode | undefined, sliceRows: number): Promise<void> {
+    this.slicing = this.slicing.then(async () => {
+      const store = this.store;
+      while (this.indexed < end) {
+        let next = this.indexed + 1;
+        const first = store.rowsBefore(this.indexed);
+        while (next < end && store.rowsBefore(next + 1) - first <= sliceRows) next++;
+        this.indexUpTo(next, offThread);
+        if (this.indexed < end) await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+    });
+    return this.slicing;
   }
 
   get batchCount(): number {

@@ -15,7 +15,7 @@ import { type Data, RecordBatch, Struct, Table, tableFromIPC, makeData } from 'a
 import { takeData } from '../../exec/kernels/take.js';
 import { runsOf, takeRuns } from '../../exec/kernels/take-runs.js';
 import { DataError, isQuiverError } from '../errors.js';
-import { indexFromSidecar, sidecarOf } from '../index/sidecar.js';
+import { indexFromSidecar, sidecarSteps } from '../index/sidecar.js';
 import type { IndexingContext } from '../index/indexing.js';
 import { type SourceIndex, SourceIndexes } from '../index/source-indexes.js';
 import { InvertedIndex } from '../index/fts/inverted-index.js';
@@ -237,7 +237,16 @@ export async function writeGeneration(
     if (!(await addGenerationIndex(indexes, def, indexing, batches, from, large ? yieldTurn : undefined))) continue;
     if (large) await yieldTurn();
     const built = indexes.index(def.name)!;
-    const sidecar = sidecarOf(def, built, built instanceof IvfPqIndex ? indexing.modelFile(built.model) : undefined);
+    const steps = sidecarSteps(def, built, built instanceof IvfPqIndex ? indexing.modelFile(built.model) : undefined, large ? undefined : Infinity);
+    let sidecar: Table;
+    for (;;) {
+      const r = steps.next();
+      if (r.done) {
+        sidecar = r.value;
+        break;
+      }
+      await yieldTurn();
+    }
     if (large) await yieldTurn();
     write(indexSidecarFile(def), await ipcFileParts(sidecar));
   }

@@ -94,6 +94,8 @@ export interface RegionWriterStats {
 
 const FLUSH_RETRY_MAX_DELAY_MS = 5_000;
 const CLOSE_FLUSH_ATTEMPTS = 5;
+/** WAL entries of more rows than this are indexed in slices of this many rows (about 10-20 ms of full-text indexing each). */
+const INDEX_SLICE_ROWS = 2048;
 
 export class RegionWriter {
   private manifest: RegionManifest;
@@ -346,15 +348,18 @@ export class RegionWriter {
     const { position, durable } = this.appender.append(mt.store.range(start, end));
     if (position > 0) mt.lastWalPosition = position;
     // Index the rows while the WAL write is in flight (IVF-PQ codes on the encode worker, when
-    // there is one); they become visible, and their puts resolve, only when both are done, in
-    // entry order.
-    mt.indexUpTo(end, this.offThread);
+    // there is one; a large entry in slices that give the event loop turns); they become
+    // visible, and their puts resolve, only when both are done, in entry order.
+    const indexed = mt.rowCount - mt.store.rowsBefore(start) > INDEX_SLICE_ROWS ? mt.indexInSlices(end, this.offThread, INDEX_SLICE_ROWS) : undefined;
+    if (!indexed) mt.indexUpTo(end, this.offThread);
     durable.then(
       (r) => {
         this.stats.walEntries++;
         this.stats.walBytes += r.bytes;
         mt.markDurable(end);
-        mt.markVisibleWhenIndexed(end, this.offThread);
+        // (A later entry made visible first indexes whatever slices are left, synchronously.)
+        if (indexed) indexed.then(() => mt.markVisibleWhenIndexed(end, this.offThread), (e) => this.fail(toQuiverError(e, 'indexing failed')));
+        else mt.markVisibleWhenIndexed(end, this.offThread);
         this.onWalSettled();
       },
       (e) => {

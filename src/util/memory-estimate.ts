@@ -40,7 +40,12 @@ export function estimateBytes(root: unknown, exclude: Iterable<object> = []): nu
     }
     if (v instanceof Map) {
       bytes += OBJECT + v.size * MAP_ENTRY;
-      for (const [k, x] of v) stack.push(k, x);
+      for (const [k, x] of v) {
+        if (typeof k === 'string') bytes += 16 + 2 * k.length;
+        else if (typeof k === 'object' && k !== null) stack.push(k);
+        if (typeof x === 'object' && x !== null) stack.push(x);
+        else if (typeof x === 'string') bytes += 16 + 2 * x.length;
+      }
       continue;
     }
     if (v instanceof Set) {
@@ -50,7 +55,17 @@ export function estimateBytes(root: unknown, exclude: Iterable<object> = []): nu
     }
     if (Array.isArray(v)) {
       bytes += OBJECT + v.length * SLOT;
-      for (const x of v) stack.push(x);
+      for (const x of v) {
+        // Typed-array views (an index's per-term postings: tens of thousands of them) are leaves
+        // counted by their buffer: settled here, not pushed and remembered one by one.
+        if (ArrayBuffer.isView(x)) {
+          if (!buffers.has(x.buffer) && !seen.has(x)) {
+            buffers.add(x.buffer);
+            bytes += x.buffer.byteLength;
+          }
+        } else if (typeof x === 'string') bytes += 16 + 2 * x.length;
+        else if (typeof x === 'object' && x !== null) stack.push(x);
+      }
       continue;
     }
     bytes += OBJECT;

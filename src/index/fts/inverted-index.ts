@@ -279,8 +279,8 @@ const FORMAT_VERSION = '1';
 const INITIAL_ENTRIES = 16;
 /** Entries per term in `InvertedIndex.loc`. */
 const LOC_STRIDE = 8;
-/** Postings and token positions `remapSteps` handles between two pauses (~10–30 ms). */
-const REMAP_SLICE_WORK = 1 << 19;
+/** Postings and token positions `remapSteps`, `toArrowSteps` and `fromArrowSteps` handle between two pauses (a few ms; fresh arrays page-fault as they fill). */
+const REMAP_SLICE_WORK = 1 << 17;
 
 /**
  * Storage of the per-term arrays `post[id]` and `tokPos[id]`: 1 MiB chunks (one Uint32Array
@@ -1842,7 +1842,9 @@ export class InvertedIndex {
     // (character masks copied, not recomputed) and the per-term arrays are filled in bulk.
     const alive: string[] = [];
     for (let id = 0; id < nTerms; id++) if (keptPost[id] !== 0) alive.push(this.termStr[id]!);
+    yield;
     alive.sort(); // default sort: UTF-16 code units, like `<`
+    yield;
     const nNew = alive.length;
     const oldOf = new Uint32Array(nNew);
     const newId = new Int32Array(nTerms).fill(-1);
@@ -1854,6 +1856,7 @@ export class InvertedIndex {
       out.termIds.set(term, i);
       out.termStr.push(term);
     }
+    yield;
     const cap = Math.max(16, nNew);
     out.postCount = new Uint32Array(cap);
     out.posCount = new Uint32Array(cap);
@@ -1925,6 +1928,7 @@ export class InvertedIndex {
     }
     out.packed = { post: postAll, tok: tokAll, postings: totalPost, tokens: totalTok };
     // The forward index moves with the rows.
+    yield;
     if (this.base >= 0) out.fwd = this.fwd.remapped(newPosition, this.base, newId, newSpan, nNew);
     return out;
   }
@@ -1938,6 +1942,20 @@ export class InvertedIndex {
    * row position base_position + i; the shorter of the two is padded with nulls.
    */
   toArrow(): Table {
+    const steps = this.toArrowSteps(Infinity);
+    for (;;) {
+      const r = steps.next();
+      if (r.done) return r.value;
+    }
+  }
+
+  /**
+   * `toArrow` in steps: the generator pauses (yields) after about `sliceWork` postings and token
+   * positions are copied, so a flush can give the event loop turns. This index must not change
+   * until the generator is done.
+   */
+  *toArrowSteps(sliceWork = REMAP_SLICE_WORK): Generator<void, Table, void> {
+    this.flush();
     const nTerms = this.termStr.length;
     const span = this.base < 0 ? 0 : this.span;
     const rows = Math.max(nTerms, span);
@@ -1972,8 +1990,14 @@ export class InvertedIndex {
     let so = 0;
     let po = 0;
     let to = 0;
+    let work = 0;
     for (let i = 0; i < nTerms; i++) {
+      if (work >= sliceWork) {
+        work = 0;
+        yield;
+      }
       const id = order[i]!;
+      work += this.postCount[id]! + (packed ? 0 : this.posCount[id]!);
       so += utf8Length(sortedTerms[i]!);
       const p = this.post[id]!;
       const c = this.postCount[id]!;
@@ -2059,6 +2083,18 @@ export class InvertedIndex {
 
   /** Rebuilds an index from `toArrow()` output (possibly after an IPC round trip). */
   static fromArrow(table: Table, opts: TokenizerOptions = {}): InvertedIndex {
+    const steps = InvertedIndex.fromArrowSteps(table, opts, Infinity);
+    for (;;) {
+      const r = steps.next();
+      if (r.done) return r.value;
+    }
+  }
+
+  /**
+   * `fromArrow` in steps: pauses (yields) after about `sliceWork` postings are read or
+   * transposed into the forward index, so a generation load can give the event loop turns.
+   */
+  static *fromArrowSteps(table: Table, opts: TokenizerOptions = {}, sliceWork = REMAP_SLICE_WORK): Generator<void, InvertedIndex, void> {
     const meta = table.schema.metadata;
     const get = (key: string): string => {
       const v = meta.get(META_PREFIX + key);
@@ -2135,7 +2171,12 @@ export class InvertedIndex {
       }
       const allStr = ascii ? decoder.decode(sBytes) : '';
       const s0 = td.valueOffsets[0]!;
+      let work = 0;
       for (let i = 0; i < rowsHere; i++, t++) {
+        if (work >= sliceWork) {
+          work = 0;
+          yield;
+        }
         const term = ascii
           ? allStr.slice(td.valueOffsets[i]! - s0, td.valueOffsets[i + 1]! - s0)
           : decoder.decode(td.values.subarray(td.valueOffsets[i]!, td.valueOffsets[i + 1]!));
@@ -2146,6 +2187,7 @@ export class InvertedIndex {
         const f0 = fd.valueOffsets[i]!;
         const k0 = kd.valueOffsets[i]!;
         const nPos = kd.valueOffsets[i + 1]! - k0;
+        work += c + 64; // a term's own set-up costs about as much as 64 postings
         const at = 2 * (d0 - d0All);
         let e = 0;
         let maxTf = 0;
@@ -2171,7 +2213,7 @@ export class InvertedIndex {
       }
     }
     if (t !== nTerms) throw new Error('FTS sidecar: fewer term rows than term_count');
-    if (span > 0) idx.fwd = RowTerms.fromPostings(idx.post, idx.postCount, nTerms, base, span);
+    if (span > 0) idx.fwd = yield* RowTerms.fromPostingsSteps(idx.post, idx.postCount, nTerms, base, span, sliceWork);
     return idx;
   }
 }

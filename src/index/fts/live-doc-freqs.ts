@@ -1,4 +1,5 @@
 import type { InvertedIndex } from './inverted-index.js';
+import { CHUNK_MASK, CHUNK_SHIFT } from './row-terms.js';
 
 /** Which rows of a source are live: `live[pos]` for pos < rows; `cleared` logs live → dead flips. */
 export interface LiveRows {
@@ -72,7 +73,7 @@ export class LiveDocFreqs {
     if (this.rows === s.rows && this.cleared === s.cleared.length) return;
     const fwd = this.index.forwardIndex();
     const base = this.index.basePosition;
-    const { offsets, ids } = fwd;
+    const { offsets, chunks } = fwd;
     const known = this.known;
     const df = this.df;
     // Rows counted before and cleared since (later rows are counted below, as they are now).
@@ -80,7 +81,7 @@ export class LiveDocFreqs {
       const r = s.cleared[j]! - base;
       if (r < 0 || r + base >= this.rows || r >= fwd.rows) continue;
       for (let k = offsets[r]!, e = offsets[r + 1]!; k < e; k++) {
-        const id = ids[k]!;
+        const id = chunks[k >>> CHUNK_SHIFT]![k & CHUNK_MASK]!;
         if (id < known.length && known[id] === 1) df[id]!--;
       }
     }
@@ -88,7 +89,7 @@ export class LiveDocFreqs {
       const r = pos - base;
       if (!s.live[pos] || r < 0 || r >= fwd.rows) continue;
       for (let k = offsets[r]!, e = offsets[r + 1]!; k < e; k++) {
-        const id = ids[k]!;
+        const id = chunks[k >>> CHUNK_SHIFT]![k & CHUNK_MASK]!;
         if (id < known.length && known[id] === 1) df[id]!++;
       }
     }

@@ -23,17 +23,17 @@ function texts(rng: () => number, n: number): (string | null)[] {
 }
 
 /** Every row in [from, to): its forward ids are exactly the ids of the words it holds, once each. */
-function checkForward(t: ExecutionContext, index: InvertedIndex, from: number, to: number, label: string): void {
+function checkForward(t: ExecutionContext, index: InvertedIndex, from: number, to: number, label: string, words: readonly string[] = WORDS): void {
   const fwd = index.forwardIndex();
   const base = index.basePosition;
   const wordOf = new Map<number, string>();
-  for (const w of WORDS) if (index.termIdOf(w) >= 0) wordOf.set(index.termIdOf(w), w);
+  for (const w of words) if (index.termIdOf(w) >= 0) wordOf.set(index.termIdOf(w), w);
   let bad = 0;
   for (let pos = from; pos < to; pos++) {
     const r = pos - base;
     const got: string[] = [];
-    if (r >= 0) for (let k = fwd.start(r); k < fwd.end(r); k++) got.push(wordOf.get(fwd.ids[k]!) ?? `?${fwd.ids[k]}`);
-    const want = WORDS.filter((w) => index.hasPosting(w, pos));
+    if (r >= 0) for (let k = fwd.start(r); k < fwd.end(r); k++) got.push(wordOf.get(fwd.id(k)) ?? `?${fwd.id(k)}`);
+    const want = words.filter((w) => index.hasPosting(w, pos));
     if (got.length !== want.length || [...got].sort().join() !== [...want].sort().join()) {
       if (bad++ < 3) t.fail(`${label}: row ${pos} holds [${want}] but its forward ids are [${got}]`);
     }
@@ -75,4 +75,21 @@ test('the forward index moves with remapped rows, is built from the postings by 
   checkForward(t, loaded, 0, next + 720, 'fromArrow, then appended to');
   remapped.add(next + 1, texts(rng, 300));
   checkForward(t, remapped, 0, next + 310, 'remapped, then appended to');
+});
+
+test('a forward index longer than one storage chunk (2^18 ids), built by add, remapped and fromArrow', (t) => {
+  const rng = mulberry32(23);
+  const vocab = Array.from({ length: 2000 }, (_, i) => `v${i}`);
+  const index = new InvertedIndex(opts);
+  let pos = 0;
+  for (let b = 0; b < 14; b++) {
+    const batch = Array.from({ length: 1000 }, () => Array.from({ length: 30 }, () => vocab[Math.floor(rng() * vocab.length)]).join(' '));
+    index.add(pos, batch);
+    pos += batch.length;
+  }
+  t.true(index.forwardIndex().end(pos - 1) > 1 << 18, 'spans more than one chunk');
+  checkForward(t, index, 0, pos, 'add', vocab);
+  const remapped = index.remapped(Int32Array.from({ length: pos }, (_, i) => (i % 7 === 3 ? -1 : i)));
+  checkForward(t, remapped, 0, pos, 'remapped', vocab);
+  checkForward(t, InvertedIndex.fromArrow(remapped.toArrow(), opts), 0, pos, 'fromArrow', vocab);
 });
