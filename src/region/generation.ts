@@ -214,7 +214,12 @@ export async function writeGeneration(
   if (large) await yieldTurn();
   const filter = PrimaryKeyFilter.forKeys(table.numRows);
   const word = new Int32Array(2);
+  let keyed = 0;
   for (const batch of batches) {
+    if (large && (keyed += batch.numRows) >= YIELD_ROWS) {
+      keyed = 0;
+      await yieldTurn();
+    }
     const words = schema.keyIndexes.length === 1 ? integerColumnWords(batch.data.children[schema.keyIndexes[0]]) : undefined;
     if (words) {
       for (let r = 0; r < batch.numRows; r++) {

@@ -82,7 +82,12 @@ export class LocalObjectStore implements ObjectStore {
     const file = this.pathOf(key);
     await this.ready();
     try {
-      if (!range) return new Uint8Array(await fs.readFile(file));
+      if (!range) {
+        // A view of the buffer readFile made (a copy of a generation file of 100+ MB held the event
+        // loop for ~0.3 s here); small files may share Node's buffer pool, so those are copied.
+        const b = await fs.readFile(file);
+        return b.byteOffset === 0 && b.buffer.byteLength === b.byteLength ? new Uint8Array(b.buffer, 0, b.byteLength) : new Uint8Array(b);
+      }
       const fh = await fs.open(file, 'r');
       try {
         const size = (await fh.stat()).size;

@@ -1929,7 +1929,7 @@ export class InvertedIndex {
     out.packed = { post: postAll, tok: tokAll, postings: totalPost, tokens: totalTok };
     // The forward index moves with the rows.
     yield;
-    if (this.base >= 0) out.fwd = this.fwd.remapped(newPosition, this.base, newId, newSpan, nNew);
+    if (this.base >= 0) out.fwd = yield* this.fwd.remapSteps(newPosition, this.base, newId, newSpan, nNew, sliceWork);
     return out;
   }
 
@@ -2122,8 +2122,11 @@ export class InvertedIndex {
       let local = 0;
       for (const d of col('doc_length').data as Data<Uint32>[]) {
         const vals = d.values;
+        // Validity read from the bitmap directly (Data.getValid per row was ~15 ms a 100k-row sidecar).
+        const bitmap = d.nullCount > 0 ? d.nullBitmap : undefined;
+        const bit0 = d.offset;
         for (let i = 0; i < d.length && local < span; i++, local++) {
-          const isDoc = d.getValid(i);
+          const isDoc = bitmap === undefined || bitmap.length === 0 || (bitmap[(bit0 + i) >> 3]! & (1 << ((bit0 + i) & 7))) !== 0;
           const dl = isDoc ? vals[i]! : 0;
           idx.docLen[local] = dl;
           idx.prefDocs[local + 1] = idx.prefDocs[local]! + (isDoc ? 1 : 0);

@@ -128,11 +128,12 @@ export class RowTerms {
   }
 
   /**
-   * The forward index after a flush's position map (see `InvertedIndex.remapped`): old local row
+   * The forward index after a flush's position map (see `InvertedIndex.remapped`), in steps that
+   * pause (yield) after about `sliceWork` ids are copied: old local row
    * i (global base + i) moves to new local row newPosition[base + i], or is dropped (−1, or past
    * the map); term ids are renumbered by `newId` (every term a kept row holds survives).
    */
-  remapped(newPosition: Int32Array, base: number, newId: Int32Array, newSpan: number, termCount: number): RowTerms {
+  *remapSteps(newPosition: Int32Array, base: number, newId: Int32Array, newSpan: number, termCount: number, sliceWork: number): Generator<void, RowTerms, void> {
     const out = new RowTerms();
     const offsets = new Uint32Array(newSpan + 1);
     const limit = Math.min(this.rows, newPosition.length - base);
@@ -143,9 +144,16 @@ export class RowTerms {
     const from = this.chunks;
     let used = 0;
     let next = 0; // new rows [0, next) have their offsets
+    let work = 0;
     for (let i = 0; i < limit; i++) {
+      if (work >= sliceWork) {
+        work = 0;
+        yield;
+      }
       const j = newPosition[base + i]!;
+      work += 4;
       if (j < 0) continue;
+      work += this.offsets[i + 1]! - this.offsets[i]!;
       while (next <= j) offsets[next++] = used;
       for (let k = this.offsets[i]!; k < this.offsets[i + 1]!; k++, used++) {
         chunks[used >>> CHUNK_SHIFT]![used & CHUNK_MASK] = newId[from[k >>> CHUNK_SHIFT]![k & CHUNK_MASK]!]!;
