@@ -60,20 +60,23 @@ export async function indexFromSidecar(def: IndexDef, indexing: IndexingContext,
       if (!indexing.model(def) || !file) return undefined;
       const model = file === def.model ? indexing.model(def) : await indexing.lineageModel(def, file);
       if (!model || model.partitions !== Number(table.schema.metadata.get('quiver.ivf_pq.partitions') ?? model.partitions)) return undefined;
-      return IvfPqIndex.fromArrow(model, table);
+      return drive(IvfPqIndex.fromArrowSteps(model, table));
     }
     case 'fts': {
       const made = table.schema.metadata.get(SIDECAR_FTS_OPTIONS_KEY);
       if (made !== undefined && made !== ftsOptions(def)) return undefined;
-      // In steps with event-loop turns between them: a large generation's postings take a while.
-      const steps = InvertedIndex.fromArrowSteps(table, { stem: def.stem, stopWords: def.stopWords });
-      for (;;) {
-        const r = steps.next();
-        if (r.done) return r.value;
-        await new Promise<void>((resolve) => setImmediate(resolve));
-      }
+      return drive(InvertedIndex.fromArrowSteps(table, { stem: def.stem, stopWords: def.stopWords }));
     }
     case 'scalar':
       return ScalarIndex.fromArrow(indexing.schema.stored.fields.find((f) => f.name === def.column)!.type, table);
+  }
+}
+
+/** Runs a loader's steps with an event-loop turn between them (a large generation's index takes a while). */
+async function drive<T>(steps: Generator<void, T, void>): Promise<T> {
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return r.value;
+    await new Promise<void>((resolve) => setImmediate(resolve));
   }
 }

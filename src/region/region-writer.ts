@@ -417,7 +417,7 @@ export class RegionWriter {
     const latestNow = await this.manifests.readLatest();
     if (latestNow) this.manifests.checkFenced(latestNow, this.identity);
     if (!latestNow || !covers(latestNow)) {
-      const rows = dedupForFlush(schema, mt.store.range(0, mt.batchCount));
+      const rows = await dedupForFlush(schema, mt.store.range(0, mt.batchCount), () => sleep(this.opts.runtime, 0));
       gen = await writeGeneration(store, layout, schema, mt.generation, rows.batches, this.opts.indexing, this.opts.runtime, { indexes: mt.indexes, newPosition: rows.newPosition });
     }
     const folder = gen?.folder;

@@ -172,18 +172,18 @@ function memtableIndexes(indexing: IndexingContext, batches: RecordBatch[]): Sou
 
 const ipc = (t: Table) => Buffer.from(tableToIPC(t, 'file'));
 
-function fixture(seed: number, metric: Metric = 'l2') {
+async function fixture(seed: number, metric: Metric = 'l2') {
   const rows = memtableRows(seed, 12, 230, 900);
   const batches = rows.map(storedBatch);
   const { indexing, ivfDef } = indexingFor(batches, metric);
   const mem = memtableIndexes(indexing, batches);
-  const flushed = dedupForFlush(ts, batches);
+  const flushed = await dedupForFlush(ts, batches);
   const rebuilt = indexing.build(flushed.batches);
   return { rows: rows.flat(), batches, indexing, ivfDef, mem, flushed, rebuilt };
 }
 
-test('dedupForFlush maps every MemTable row to its generation position, or -1 when dropped', (t) => {
-  const { rows, flushed } = fixture(1);
+test('dedupForFlush maps every MemTable row to its generation position, or -1 when dropped', async (t) => {
+  const { rows, flushed } = await fixture(1);
   const { batches, newPosition } = flushed;
   t.is(newPosition.length, rows.length);
   // Newest version of each key survives (tombstones too); all older versions are dropped.
@@ -222,9 +222,9 @@ test('takeBatch copies runs of rows like takeData copies them row by row, sliced
   }
 });
 
-test('a remapped inverted index equals one built from the surviving rows: sidecar bytes, stats, search', (t) => {
+test('a remapped inverted index equals one built from the surviving rows: sidecar bytes, stats, search', async (t) => {
   for (const seed of [1, 2, 3]) {
-    const { mem, rebuilt, flushed } = fixture(seed);
+    const { mem, rebuilt, flushed } = await fixture(seed);
     const a = mem.index<InvertedIndex>('body_fts')!.remapped(flushed.newPosition);
     const b = rebuilt.index<InvertedIndex>('body_fts')!;
     t.true(a.termCount < mem.index<InvertedIndex>('body_fts')!.termCount, 'some terms only occur in dropped rows');
@@ -256,7 +256,7 @@ test('a remapped inverted index equals one built from the surviving rows: sideca
   }
 });
 
-test('a remapped inverted index: edge cases (nothing kept, everything kept, rows the index never held, order check)', (t) => {
+test('a remapped inverted index: edge cases (nothing kept, everything kept, rows the index never held, order check)', async (t) => {
   const idx = new InvertedIndex();
   idx.add(0, ['a b', null, '', 'b c c']);
   const none = idx.remapped(new Int32Array([-1, -1, -1, -1]));
@@ -272,7 +272,7 @@ test('a remapped inverted index: edge cases (nothing kept, everything kept, rows
   t.true(ipc(longer.toArrow()).equals(ipc(expected.toArrow())));
   t.throws(() => idx.remapped(new Int32Array([1, 0, -1, -1])), { instanceOf: RangeError });
   // Long posting lists (copied in bulk): nothing dropped, and only the last row dropped.
-  const { mem, rows } = fixture(7);
+  const { mem, rows } = await fixture(7);
   const fts = mem.index<InvertedIndex>('body_fts')!;
   const n = rows.length;
   const opts = { stem: true, stopWords: true };
@@ -296,8 +296,8 @@ test('a remapped inverted index: edge cases (nothing kept, everything kept, rows
   for (const q of ['brand', 'fox', 'quick "fox fox"', 'new~1']) t.deepEqual(r1.search(r1.parseQuery(q), { k: 20 }), shifted.search(shifted.parseQuery(q), { k: 20 }));
 });
 
-test('a remapped scalar index equals one built from the surviving rows: lookups and sidecar bytes', (t) => {
-  const { mem, rebuilt, flushed, rows } = fixture(4);
+test('a remapped scalar index equals one built from the surviving rows: lookups and sidecar bytes', async (t) => {
+  const { mem, rebuilt, flushed, rows } = await fixture(4);
   const preds: Record<string, ScalarPredicate[]> = {
     id: [{ op: 'eq', value: 17 }, { op: 'range', lower: { value: 100, inclusive: true }, upper: { value: 400, inclusive: false } }, { op: 'in', values: [1, 2, 3, 500, 899] }],
     year: [{ op: 'eq', value: 2001 }, { op: 'range', lower: { value: 1995, inclusive: false } }, { op: 'range', upper: { value: 2000.5, inclusive: true } }, { op: 'in', values: [1990, 2019, 2005] }],
@@ -319,9 +319,9 @@ test('a remapped scalar index equals one built from the surviving rows: lookups 
   t.throws(() => new ScalarIndex(new Int32()).remapped(new Int32Array([3, 1])));
 });
 
-test('a remapped IVF-PQ index equals one built from the surviving rows: codes, partitions, search', (t) => {
+test('a remapped IVF-PQ index equals one built from the surviving rows: codes, partitions, search', async (t) => {
   for (const metric of METRICS) {
-    const { mem, rebuilt, flushed, ivfDef } = fixture(5, metric);
+    const { mem, rebuilt, flushed, ivfDef } = await fixture(5, metric);
     const old = mem.index<IvfPqIndex>(ivfDef.name)!;
     const a = old.remapped(flushed.newPosition);
     const b = rebuilt.index<IvfPqIndex>(ivfDef.name)!;
@@ -343,7 +343,7 @@ test('a remapped IVF-PQ index equals one built from the surviving rows: codes, p
 });
 
 test('writeGeneration remaps the MemTable indexes it holds over all its rows and builds the others; the sidecars match a rebuild', async (t) => {
-  const { batches, indexing, ivfDef, mem, flushed } = fixture(6);
+  const { batches, indexing, ivfDef, mem, flushed } = await fixture(6);
   const store = new MemoryObjectStore();
   const layout = new RegionLayout('t', 'r');
   // (No other test of this file writes generations while this one runs: the counters see only these calls.)

@@ -2020,8 +2020,14 @@ export class InvertedIndex {
       tokOff[i + 1] = to;
     }
     if (so !== strData.length) throw new Error('internal error: UTF-8 length mismatch');
-    // Packed: every term's token positions, in term order, are the buffer's first `to` entries.
-    if (packed) toks.set(packed.tok.subarray(0, to));
+    // Packed: every term's token positions, in term order, are the buffer's first `to` entries
+    // (copied in slices: the fresh array page-faults as it fills, ~80 ms for 200k documents).
+    if (packed) {
+      for (let o = 0; o < to; o += sliceWork) {
+        toks.set(packed.tok.subarray(o, Math.min(to, o + sliceWork)), o);
+        if (o + sliceWork < to) yield;
+      }
+    }
     for (let i = nTerms; i < rows; i++) {
       strOff[i + 1] = so;
       postOff[i + 1] = po;

@@ -511,6 +511,18 @@ export class IvfPqIndex {
 
   /** Rebuilds an index from `toArrow()` output (and the model it was built with). */
   static fromArrow(model: IvfPqModel, table: Table): IvfPqIndex {
+    const steps = IvfPqIndex.fromArrowSteps(model, table, Infinity);
+    for (;;) {
+      const r = steps.next();
+      if (r.done) return r.value;
+    }
+  }
+
+  /**
+   * `fromArrow` in steps: pauses (yields) after about `sliceRows` rows (each row's l2 term is
+   * recomputed from its codes), so a generation load can give the event loop turns.
+   */
+  static *fromArrowSteps(model: IvfPqModel, table: Table, sliceRows = 16_384): Generator<void, IvfPqIndex, void> {
     const index = new IvfPqIndex(model);
     const { partitions: P, subVectors: M } = model;
     const names = table.schema.fields.map((f) => f.name);
@@ -532,10 +544,14 @@ export class IvfPqIndex {
       const pv = pc.values as Uint32Array;
       const posv = posc.values as Uint32Array;
       const cv = cc.values as Uint8Array;
-      for (let i = 0; i < batch.numRows; i++) {
+      for (let i = 0, since = 0; i < batch.numRows; i++) {
         const p = pv[i];
         if (p >= P) throw new Error(`IVF-PQ index table: partition ${p} out of range (model has ${P})`);
         index.append(p, posv[i], cv, i * M);
+        if (++since >= sliceRows) {
+          since = 0;
+          yield;
+        }
       }
     }
     const raw = table.schema.metadata.get(META_MAX_ERROR);
