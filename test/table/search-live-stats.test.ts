@@ -8,9 +8,9 @@
  * other paths: puts larger than the live counts follow row by row (counted afresh), null texts,
  * and reopening (generations loaded from their sidecars build their forward index on first use).
  */
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { Field, Int64, makeVector, Schema, Table, Utf8, vectorFromArray } from 'apache-arrow';
-import { connect, MemoryObjectStore } from '../../src/quiver.js';
+import { connect, MemoryObjectStore, type Table as QuiverTable } from '../../src/quiver.js';
 import { parseFtsQuery } from '../../src/index/fts/query.js';
 import { mulberry32 } from '../helpers/rng.js';
 import { RefIndex, refDocs } from '../index/fts/reference.js';
@@ -18,6 +18,21 @@ import { RefIndex, refDocs } from '../index/fts/reference.js';
 const schema = new Schema([new Field('id', new Int64(), false), new Field('body', new Utf8(), true)]);
 const WORDS = Array.from({ length: 30 }, (_, i) => `w${i}`);
 const opts = { stem: false, stopWords: false } as const;
+
+/** Every match of `q` and its score, against a reference BM25 over the live documents (null texts are no documents). */
+async function checkScores(t: ExecutionContext, table: QuiverTable, live: ReadonlyMap<number, string | null>, q: string, label: string): Promise<void> {
+  const ids = [...live.keys()].filter((id) => live.get(id) !== null).sort((a, b) => a - b);
+  const ref = new RefIndex(refDocs(0, ids.map((id) => live.get(id)!), opts));
+  const want = ref.search(parseFtsQuery(q, opts)).map((h) => ({ id: ids[h.pos], score: h.score }));
+  const got = await table.search({ text: { column: 'body', query: q }, k: Math.max(10, live.size) });
+  const gotScores = new Map<number, number>();
+  const gi = got.getChild('id')!;
+  const gs = got.getChild('_score')!;
+  for (let i = 0; i < got.numRows; i++) gotScores.set(Number(gi.get(i)), gs.get(i) as number);
+  t.is(gotScores.size, want.length, `${label}: matches`);
+  const bad = want.filter((w) => !(Math.abs((gotScores.get(w.id) ?? -1) - w.score) <= 1e-4 * Math.max(1, w.score)));
+  t.deepEqual(bad.slice(0, 3), [], `${label}: scores`);
+}
 
 test('live BM25 statistics stay exact while upserts clear rows between queries of changing terms', async (t) => {
   for (let seed = 1; seed <= 4; seed++) {
@@ -43,17 +58,7 @@ test('live BM25 statistics stay exact while upserts clear rows between queries o
       else if (r < 0.6) await table.flush();
       // Terms drawn from a skewed distribution: some asked for often, some after many puts.
       const q = Array.from({ length: 1 + Math.floor(rng() * 3) }, () => WORDS[Math.floor(rng() * rng() * WORDS.length)]).join(' ');
-      const ids = [...live.keys()].sort((a, b) => a - b);
-      const ref = new RefIndex(refDocs(0, ids.map((id) => live.get(id)!), opts));
-      const want = ref.search(parseFtsQuery(q, opts)).map((h) => ({ id: ids[h.pos], score: h.score }));
-      const got = await table.search({ text: { column: 'body', query: q }, k: 1000 });
-      const gotScores = new Map<number, number>();
-      const gi = got.getChild('id')!;
-      const gs = got.getChild('_score')!;
-      for (let i = 0; i < got.numRows; i++) gotScores.set(Number(gi.get(i)), gs.get(i) as number);
-      t.is(gotScores.size, want.length, `seed ${seed} step ${step} '${q}': matches`);
-      const bad = want.filter((w) => !(Math.abs((gotScores.get(w.id) ?? -1) - w.score) <= 1e-4 * Math.max(1, w.score)));
-      t.deepEqual(bad.slice(0, 3), [], `seed ${seed} step ${step} '${q}': scores`);
+      await checkScores(t, table, live, q, `seed ${seed} step ${step} '${q}'`);
       checked++;
     }
     t.is(checked, 60);
@@ -90,17 +95,7 @@ test('live BM25 statistics stay exact across large puts, null texts and a reopen
         table = await db.openTable('d');
       }
       const q = Array.from({ length: 1 + Math.floor(rng() * 3) }, () => WORDS[Math.floor(rng() * rng() * WORDS.length)]).join(' ');
-      const ids = [...live.keys()].filter((id) => live.get(id) !== null).sort((a, b) => a - b);
-      const ref = new RefIndex(refDocs(0, ids.map((id) => live.get(id)!), opts));
-      const want = ref.search(parseFtsQuery(q, opts)).map((h) => ({ id: ids[h.pos], score: h.score }));
-      const got = await table.search({ text: { column: 'body', query: q }, k: 20_000 });
-      const gotScores = new Map<number, number>();
-      const gi = got.getChild('id')!;
-      const gs = got.getChild('_score')!;
-      for (let i = 0; i < got.numRows; i++) gotScores.set(Number(gi.get(i)), gs.get(i) as number);
-      t.is(gotScores.size, want.length, `seed ${seed} step ${step} '${q}': matches`);
-      const bad = want.filter((w) => !(Math.abs((gotScores.get(w.id) ?? -1) - w.score) <= 1e-4 * Math.max(1, w.score)));
-      t.deepEqual(bad.slice(0, 3), [], `seed ${seed} step ${step} '${q}': scores`);
+      await checkScores(t, table, live, q, `seed ${seed} step ${step} '${q}'`);
     }
     await db.close();
   }
