@@ -21,6 +21,8 @@ export class KeyDeduper {
   constructor(
     private readonly keyIndexes: readonly number[],
     private readonly tombstoneIndex: number,
+    /** Keys expected over every call (sizes the integer key set once); default: the first call's rows. */
+    private readonly expectedKeys?: number,
   ) {}
 
   /**
@@ -39,7 +41,7 @@ export class KeyDeduper {
       let kept = 0;
       const words = this.integerWords(batch);
       if (words) {
-        const set = (this.intSeen ??= new IntKeySet(batches.reduce((rows, x) => rows + x.numRows, 0)));
+        const set = (this.intSeen ??= new IntKeySet(this.expectedKeys ?? batches.reduce((rows, x) => rows + x.numRows, 0)));
         const word = this.word;
         for (let r = n - 1; r >= 0; r--) {
           words(r, word);
