@@ -10,6 +10,7 @@ import { connect } from '../src/database.js';
 import { ftsSearchWork } from '../src/index/fts/inverted-index.js';
 import { buildSearchTable, makeRows, Rng, rowsBatch, searchRowGenerator, searchSchema } from './search-data.js';
 import type { Table } from '../src/table/table.js';
+import { HOLD_IN_MEMTABLE } from './lib/quiver.js';
 
 const N = Number(process.env.N ?? 1_000_000);
 const Q = Number(process.env.Q ?? 200);
@@ -18,15 +19,14 @@ const DIR = process.env.DIR ?? `/tmp/qb/t${N}`;
 const DIM = 128;
 const GiB = 1024 ** 3;
 const gen = searchRowGenerator(DIM);
-const WRITER = { maxMemtableRows: 1e9, maxMemtableSize: 64 * GiB, maxMemtableBatches: 1e7, maxUnflushedMemtableBytes: 128 * GiB };
 const log = (m: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${m}`);
 
 
 const fresh = !existsSync(DIR);
-const db = await connect(DIR, { fsync: false, generationCacheBytes: 16 * GiB, writer: WRITER });
+const db = await connect(DIR, { fsync: false, generationCacheBytes: 16 * GiB, writer: HOLD_IN_MEMTABLE });
 let table: Table;
 if (fresh) {
-  table = await db.createTable('t', searchSchema(DIM), { primaryKey: 'id', writer: WRITER });
+  table = await db.createTable('t', searchSchema(DIM), { primaryKey: 'id', writer: HOLD_IN_MEMTABLE });
   await buildSearchTable(table, gen, N, (part) => log(`part ${part}`));
   log('built');
 } else {

@@ -9,6 +9,7 @@ import { rmSync } from 'node:fs';
 import { connect } from '../src/database.js';
 import { ivfPqSearchStats } from '../src/index/vector/ivf-pq-index.js';
 import { livenessWork } from '../src/memtable/liveness.js';
+import { HOLD_IN_MEMTABLE } from './lib/quiver.js';
 import { distinctKeys, LiveRows, makeRows, Rng, rowsBatch, searchRowGenerator, searchSchema } from './search-data.js';
 
 const N = Number(process.env.N ?? 200_000);
@@ -17,7 +18,6 @@ const DIR = process.env.DIR ?? `/tmp/qg/t${N}`;
 const DIM = 128;
 const GiB = 1024 ** 3;
 const gen = searchRowGenerator(DIM);
-const WRITER = { maxMemtableRows: 1e9, maxMemtableSize: 64 * GiB, maxMemtableBatches: 1e7, maxUnflushedMemtableBytes: 128 * GiB };
 const schema = searchSchema(DIM);
 const log = (m: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${m}`);
 
@@ -37,7 +37,7 @@ const truth = queries.map((q) => live.exactTopK(q, 10, 2021));
 
 rmSync(DIR, { recursive: true, force: true });
 const db = await connect(DIR, { fsync: process.env.FSYNC === '1', generationCacheBytes: 16 * GiB });
-const table = await db.createTable('docs', schema, { primaryKey: 'id', writer: WRITER as never });
+const table = await db.createTable('docs', schema, { primaryKey: 'id', writer: HOLD_IN_MEMTABLE as never });
 async function putRange(rows: typeof base, start: number, end: number) {
   const pending = new Set<Promise<void>>();
   for (let s = start; s < end; s += 5000) {

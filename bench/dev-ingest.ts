@@ -18,6 +18,7 @@ import { DEFAULT_WRITER_CONFIG } from '../src/region/writer-config.js';
 import { encodeWorkerReady, encodeWorkerStats } from '../src/index/vector/encode-worker.js';
 import { envList, envNumber } from './env.js';
 import { makeRows, Rng, rowsBatch, searchRowGenerator, searchSchema } from './lib/data.js';
+import { HOLD_IN_MEMTABLE } from './lib/quiver.js';
 
 const BASE = envNumber('BASE', 10_000);
 const ROWS = envNumber('ROWS', 100_000);
@@ -28,13 +29,12 @@ const FSYNC = envNumber('FSYNC', 1) === 1;
 const DIM = 128;
 const TYPES: Record<string, 'ivf_pq' | 'fts' | 'scalar'> = { vector: 'ivf_pq', body: 'fts', year: 'scalar' };
 const gen = searchRowGenerator(DIM);
-const W = { maxMemtableRows: 1e9, maxMemtableSize: 2 ** 36, maxMemtableBatches: 1e7, maxUnflushedMemtableBytes: 2 ** 37 };
 
 const dir = await mkdtemp(path.join(process.env.BENCH_DIR ?? os.tmpdir(), 'dev-ingest-'));
 try {
   const schema = searchSchema(DIM);
   const rows = makeRows(gen, new Rng(8000), Int32Array.from({ length: BASE + 2 * ROWS }, (_, i) => i));
-  const db = await connect(dir, { fsync: FSYNC, writer: W });
+  const db = await connect(dir, { fsync: FSYNC, writer: HOLD_IN_MEMTABLE });
   const t = await db.createTable('t', schema, { primaryKey: 'id' });
   for (let s = 0; s < BASE; s += 5000) await t.put(rowsBatch(schema, rows, s, Math.min(BASE, s + 5000)));
   for (const c of INDEXES) await t.createIndex(c, { type: TYPES[c] });

@@ -16,6 +16,7 @@ import { ivfPqSearchStats } from '../src/index/vector/ivf-pq-index.js';
 import { envNumber } from './env.js';
 import { buildSearchTable, makeRows, Rng, rowsBatch, searchRowGenerator, searchSchema } from './lib/data.js';
 import type { Table } from '../src/table/table.js';
+import { HOLD_IN_MEMTABLE } from './lib/quiver.js';
 
 const N = envNumber('N', 10_000);
 const Q = envNumber('Q', 200);
@@ -23,7 +24,6 @@ const KIND = process.env.KIND ?? 'vector';
 const PROF = process.env.PROF ?? 'none';
 const DIM = 128;
 const gen = searchRowGenerator(DIM);
-const W = { maxMemtableRows: 1e9, maxMemtableSize: 2 ** 36, maxMemtableBatches: 1e7, maxUnflushedMemtableBytes: 2 ** 37 };
 
 
 const p50 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -31,7 +31,7 @@ const p50 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length
 async function main() {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'q-pp-'));
   const db = await connect(dir, { fsync: envNumber('FSYNC', 1) > 0, generationCacheBytes: 2 ** 34 });
-  const table = await db.createTable('t', searchSchema(DIM), { primaryKey: 'id', writer: W });
+  const table = await db.createTable('t', searchSchema(DIM), { primaryKey: 'id', writer: HOLD_IN_MEMTABLE });
   await buildSearchTable(table, gen, N);
   const rng = new Rng(77);
   const vq = () => { const v = new Float32Array(DIM); gen.model.sample(rng, v, 0); return v; };

@@ -32,6 +32,7 @@ import type { Table } from '../src/table/table.js';
 import { envNumber } from './env.js';
 import { ClusterModel, distinctKeys, Rng, ZipfVocabulary } from './lib/data.js';
 import { log } from './lib/machine.js';
+import { HOLD_IN_MEMTABLE } from './lib/quiver.js';
 
 const FLUSH_ROWS = envNumber('FLUSH_ROWS', 200_000);
 const TRAIN_ROWS = Math.min(FLUSH_ROWS, envNumber('TRAIN_ROWS', 20_000));
@@ -158,7 +159,7 @@ async function main(): Promise<void> {
       const db = await connect(path.join(root, `db${rep}`), { fsync: FSYNC, generationCacheBytes: 4 * GiB });
       const table = await db.createTable('flush_case', schema, {
         primaryKey: 'id',
-        writer: { maxMemtableRows: 1e9, maxMemtableSize: 64 * GiB, maxMemtableBatches: 1e7, maxUnflushedMemtableBytes: 128 * GiB },
+        writer: HOLD_IN_MEMTABLE,
       });
       t = performance.now();
       await putRange(table, rows, 0, TRAIN_ROWS);

@@ -33,6 +33,7 @@ import { Field, FixedSizeList, Float32, Int64, makeData, RecordBatch, Schema, St
 import { connect, type Table } from '../src/quiver.js';
 import { envNumber } from './env.js';
 import { ClusterModel, Rng } from './lib/data.js';
+import { HOLD_IN_MEMTABLE } from './lib/quiver.js';
 
 const N = envNumber('N', 100_000);
 const GENERATIONS = envNumber('GENERATIONS', 3);
@@ -172,7 +173,7 @@ async function main(): Promise<void> {
     const db = await connect(path.join(root, 'db'), {
       fsync: false,
       generationCacheBytes: 16 * GiB,
-      writer: { maxMemtableRows: 1e9, maxMemtableSize: 64 * GiB, maxMemtableBatches: 1e7, maxUnflushedMemtableBytes: 128 * GiB },
+      writer: HOLD_IN_MEMTABLE,
     });
     const table = await db.createTable('vecs', schema, { primaryKey: 'id' });
     const share = Math.ceil(N / (GENERATIONS + 1));

@@ -77,6 +77,7 @@ import { codeVersion, log } from './lib/machine.js';
 import { summarize, type Summary } from './lib/stats.js';
 import { ClusterModel, distinctKeys, LiveRows, makeRows, putRowRange, Rng, type RowGenerator, type Rows, rowsBatch, searchSchema, ZipfVocabulary } from './lib/data.js';
 import type { LanceDbSearchResult } from './peers/lancedb-search.js';
+import { HOLD_IN_MEMTABLE } from './lib/quiver.js';
 
 // ---- settings --------------------------------------------------------------------------------
 
@@ -130,12 +131,7 @@ const PEERS_DIR = path.join(HERE, 'peers');
 const GiB = 1024 ** 3;
 
 /** Writer settings of the built tables: no MemTable freezes before `flush()`. */
-const BUILD_WRITER = {
-  maxMemtableRows: 1e9,
-  maxMemtableSize: 64 * GiB,
-  maxMemtableBatches: 1e7,
-  maxUnflushedMemtableBytes: 128 * GiB,
-};
+const BUILD_WRITER = HOLD_IN_MEMTABLE;
 
 /** Goals from issue 7. */
 const GOALS = {

@@ -15,6 +15,7 @@ import path from 'node:path';
 import { connect } from '../src/database.js';
 import { envNumber } from './env.js';
 import { makeNumericRows, numericBatch, numericSchema } from './lib/data.js';
+import { HOLD_IN_MEMTABLE } from './lib/quiver.js';
 
 /** As in sql.bench.ts: fresh constants per run for 1 and 2 (a repeated filter is memoized). */
 const QUERIES: Record<string, { sql: string; params: (i: number) => unknown[] }> = {
@@ -53,7 +54,7 @@ async function run(): Promise<void> {
   const schema = numericSchema();
   const table = await db.createTable('t', schema, {
     primaryKey: 'id',
-    writer: { maxMemtableRows: 1e9, maxMemtableSize: 64 * GiB, maxMemtableBatches: 1e7, maxUnflushedMemtableBytes: 128 * GiB },
+    writer: HOLD_IN_MEMTABLE,
   });
   const mem = Math.round(n * 0.01);
   const perGen = Math.ceil((n - mem) / 4);

@@ -68,6 +68,7 @@ import {
   vectorSchema,
 } from './lib/data.js';
 import { duckLoadNumeric, duckLoadVectors } from './lib/duckdb.js';
+import { HOLD_IN_MEMTABLE } from './lib/quiver.js';
 
 // ---- settings --------------------------------------------------------------------------------
 
@@ -93,7 +94,7 @@ const HERE = path.dirname(new URL(import.meta.url).pathname);
 const RESULTS_DIR = path.join(HERE, 'results');
 
 /** Writer settings of the built tables: no MemTable freezes before `flush()`. */
-const BUILD_WRITER = { maxMemtableRows: 1e9, maxMemtableSize: 64 * GiB, maxMemtableBatches: 1e7, maxUnflushedMemtableBytes: 128 * GiB };
+const BUILD_WRITER = HOLD_IN_MEMTABLE;
 
 /** Targets from issue 8. */
 const GOALS = { filterRowsPerSecPerCore: 50e6, cachedPlanMs: 0.2, duckRatio: 3 };
