@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { connect } from '../src/database.js';
 import { livenessWork } from '../src/memtable/liveness.js';
-import { liveDocFreqWork } from '../src/index/fts/live-doc-freqs.js';
+import { liveCorpusWork } from '../src/index/fts/live-corpus-stats.js';
 import { ivfPqSearchStats } from '../src/index/vector/ivf-pq-index.js';
 import { envNumber } from './env.js';
 import { buildSearchTable, makeRows, Rng, rowsBatch, searchRowGenerator, searchSchema } from './lib/data.js';
@@ -53,7 +53,7 @@ async function main() {
   const hrNow = () => Number(process.hrtime.bigint() / 1000n);
   const timed = async (ph: Phase) => {
     const w0 = livenessWork.rowsScanned;
-    const f0 = { ...liveDocFreqWork };
+    const f0 = { ...liveCorpusWork };
     const h = hrNow();
     const t = performance.now();
     await table.search(req());
@@ -62,9 +62,9 @@ async function main() {
     ph.ms.push(e - t);
     ph.windows.push([t, e]);
     ph.work += livenessWork.rowsScanned - w0;
-    ph.followers += liveDocFreqWork.followers - f0.followers;
-    ph.counted += liveDocFreqWork.termsCounted - f0.termsCounted;
-    ph.read += liveDocFreqWork.rowsRead - f0.rowsRead;
+    ph.followers += liveCorpusWork.followers - f0.followers;
+    ph.counted += liveCorpusWork.termsCounted - f0.termsCounted;
+    ph.read += liveCorpusWork.rowsRead - f0.rowsRead;
   };
   const prof = async (phase: string, fn: () => Promise<void>) => {
     const on = PROF === 'all' || PROF === 'both' ? PROF === 'all' || phase !== 'idle' : PROF.split(',').includes(phase);
@@ -135,7 +135,7 @@ async function main() {
   const { plain, put, idle } = phases;
   console.log(`N=${N} ${KIND}: plain p50 ${p50(plain.ms).toFixed(3)} ms, after put p50 ${p50(put.ms).toFixed(3)} ms (+${(p50(put.ms) - p50(plain.ms)).toFixed(3)}), after an idle wait as long as a put p50 ${p50(idle.ms).toFixed(3)} ms (+${(p50(idle.ms) - p50(plain.ms)).toFixed(3)}), put p50 ${p50(putMs).toFixed(2)} ms; rounds plain/put/idle: ${rounds.join(', ')}`);
   console.log(`  plain: ${gcIn(plain)}, liveness rows ${(plain.work / plain.ms.length).toFixed(0)}/query; put: ${gcIn(put)}, liveness rows ${(put.work / put.ms.length).toFixed(0)}/query`);
-  for (const [name, ph] of Object.entries(phases)) if (ph.ms.length) console.log(`  ${name} live doc freqs per query: followers made ${(ph.followers / ph.ms.length).toFixed(2)}, terms counted ${(ph.counted / ph.ms.length).toFixed(2)}, rows read ${(ph.read / ph.ms.length).toFixed(1)}`);
+  for (const [name, ph] of Object.entries(phases)) if (ph.ms.length) console.log(`  ${name} live corpus stats per query: followers made ${(ph.followers / ph.ms.length).toFixed(2)}, terms counted ${(ph.counted / ph.ms.length).toFixed(2)}, rows read ${(ph.read / ph.ms.length).toFixed(1)}`);
   await db.close();
 }
 await main();

@@ -17,7 +17,7 @@ import type { Expr } from '../../exec/expr/expr.js';
 import { InvalidError } from '../errors.js';
 import { emptyFtsStats, type InvertedIndex, mergeFtsStats } from '../index/fts/inverted-index.js';
 import type { FtsQuery } from '../index/fts/query.js';
-import { LiveDocFreqs } from '../index/fts/live-doc-freqs.js';
+import { LiveCorpusStats } from '../index/fts/live-corpus-stats.js';
 import type { ScalarIndex, ScalarPredicate } from '../index/scalar/scalar-index.js';
 import type { SourceIndexes } from '../index/source-indexes.js';
 import { flatKnn } from '../index/vector/flat-knn.js';
@@ -243,69 +243,21 @@ export function vectorHits(prepared: readonly PreparedSource[], p: VectorSearchP
   return hits.slice(0, p.k);
 }
 
-/** Live-document totals per full-text index, following its source's live state. */
-interface LiveTotals {
-  state: LiveState;
-  rows: number;
-  cleared: number;
-  docCount: number;
-  totalTokens: number;
-}
-const liveTotalsCache = new WeakMap<InvertedIndex, LiveTotals>();
+const liveCorpusCache = new WeakMap<InvertedIndex, LiveCorpusStats>();
 
 /**
- * Documents and tokens among a source's live rows, for BM25's corpus statistics: computed once
- * per live state, then adjusted for the rows appended and cleared since — so a query after a put
- * pays for the put's rows, not for the source. Undefined for a late snapshot (computed afresh).
- */
-function liveTotals(index: InvertedIndex, state: LiveState | undefined): { docCount: number; totalTokens: number } | undefined {
-  if (!state) return undefined;
-  let c = liveTotalsCache.get(index);
-  if (!c || c.state !== state || c.rows > state.rows) {
-    c = { state, rows: 0, cleared: state.cleared.length, docCount: 0, totalTokens: 0 };
-    liveTotalsCache.set(index, c);
-  } else {
-    // Rows counted before that have been cleared since.
-    for (let j = c.cleared; j < state.cleared.length; j++) {
-      const pos = state.cleared[j];
-      if (pos >= c.rows) continue;
-      const len = index.documentLength(pos);
-      if (len >= 0) {
-        c.docCount--;
-        c.totalTokens -= len;
-      }
-    }
-    c.cleared = state.cleared.length;
-  }
-  for (let pos = c.rows; pos < state.rows; pos++) {
-    if (!state.live[pos]) continue;
-    const len = index.documentLength(pos);
-    if (len >= 0) {
-      c.docCount++;
-      c.totalTokens += len;
-    }
-  }
-  c.rows = state.rows;
-  return c;
-}
-
-const liveDocFreqCache = new WeakMap<InvertedIndex, LiveDocFreqs>();
-
-/**
- * BM25 statistics over a source's live rows: totals from `liveTotals`, and per query term the
- * number of live documents holding it, kept by `LiveDocFreqs` for the source's live state (a
- * query after a put pays for the put's rows, read from the index's forward index).
+ * BM25 statistics over a source's live rows, kept by `LiveCorpusStats` for the source's live
+ * state (a query after a put pays for the put's rows, read from the index's forward index).
  */
 function liveStats(index: InvertedIndex, terms: Iterable<string>, state: LiveState): { docCount: number; totalTokens: number; docFreq: Map<string, number> } {
-  const totals = liveTotals(index, state)!;
-  let freqs = liveDocFreqCache.get(index);
-  if (!freqs || freqs.state !== state) {
-    freqs = new LiveDocFreqs(index, state);
-    liveDocFreqCache.set(index, freqs);
+  let stats = liveCorpusCache.get(index);
+  if (!stats || stats.state !== state || stats.rows > state.rows) {
+    stats = new LiveCorpusStats(index, state);
+    liveCorpusCache.set(index, stats);
   }
   const docFreq = new Map<string, number>();
-  for (const t of terms) docFreq.set(t, freqs.get(t));
-  return { docCount: totals.docCount, totalTokens: totals.totalTokens, docFreq };
+  for (const t of terms) docFreq.set(t, stats.docFreq(t));
+  return { ...stats.totals(), docFreq };
 }
 
 export function textHits(prepared: readonly PreparedSource[], def: IndexDef, query: FtsQuery, k: number): Hit[] {
