@@ -15,6 +15,7 @@ import type { IndexingContext } from './indexing.js';
 import { ScalarIndex } from './scalar/scalar-index.js';
 import type { SourceIndex } from './source-indexes.js';
 import { IvfPqIndex } from './vector/ivf-pq-index.js';
+import { nextTurn, runSteps, runStepsPausing } from '../util/steps.js';
 
 /** Schema metadata key of an IVF-PQ sidecar: the model file its codes were made with. */
 export const SIDECAR_MODEL_KEY = 'quiver.ivf_pq.model';
@@ -34,11 +35,7 @@ function ftsOptions(def: IndexDef): string {
  * sidecar names the model of the codes it holds (`modelFile`; by default the definition's).
  */
 export function sidecarOf(def: IndexDef, index: SourceIndex, modelFile?: string): Table {
-  const steps = sidecarSteps(def, index, modelFile, Infinity);
-  for (;;) {
-    const r = steps.next();
-    if (r.done) return r.value;
-  }
+  return runSteps(sidecarSteps(def, index, modelFile, Infinity));
 }
 
 /** `sidecarOf` in steps (a full-text index, the largest, pauses about every `sliceWork` postings). */
@@ -60,23 +57,16 @@ export async function indexFromSidecar(def: IndexDef, indexing: IndexingContext,
       if (!indexing.model(def) || !file) return undefined;
       const model = file === def.model ? indexing.model(def) : await indexing.lineageModel(def, file);
       if (!model || model.partitions !== Number(table.schema.metadata.get('quiver.ivf_pq.partitions') ?? model.partitions)) return undefined;
-      return drive(IvfPqIndex.fromArrowSteps(model, table));
+      return runStepsPausing(IvfPqIndex.fromArrowSteps(model, table), nextTurn);
     }
     case 'fts': {
       const made = table.schema.metadata.get(SIDECAR_FTS_OPTIONS_KEY);
       if (made !== undefined && made !== ftsOptions(def)) return undefined;
-      return drive(InvertedIndex.fromArrowSteps(table, { stem: def.stem, stopWords: def.stopWords }));
+      // In steps with event-loop turns between them: a large generation's index takes a while.
+      return runStepsPausing(InvertedIndex.fromArrowSteps(table, { stem: def.stem, stopWords: def.stopWords }), nextTurn);
     }
     case 'scalar':
       return ScalarIndex.fromArrow(indexing.schema.stored.fields.find((f) => f.name === def.column)!.type, table);
   }
 }
 
-/** Runs a loader's steps with an event-loop turn between them (a large generation's index takes a while). */
-async function drive<T>(steps: Generator<void, T, void>): Promise<T> {
-  for (;;) {
-    const r = steps.next();
-    if (r.done) return r.value;
-    await new Promise<void>((resolve) => setImmediate(resolve));
-  }
-}

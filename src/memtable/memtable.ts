@@ -28,6 +28,7 @@ import type { SourceIndexes } from '../index/source-indexes.js';
 import type { OffThreadEncode } from '../index/vector/code-queue.js';
 import type { LivenessCache } from './liveness.js';
 import { BatchStore } from './batch-store.js';
+import { nextTurn } from '../util/steps.js';
 
 export interface MemTableLimits {
   maxBytes: number;
@@ -97,7 +98,7 @@ export class MemTable {
         const first = store.rowsBefore(this.indexed);
         while (next < end && store.rowsBefore(next + 1) - first <= sliceRows) next++;
         this.indexUpTo(next, offThread);
-        if (this.indexed < end) await new Promise<void>((resolve) => setImmediate(resolve));
+        if (this.indexed < end) await nextTurn();
       }
     });
     return this.slicing;

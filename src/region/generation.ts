@@ -34,6 +34,7 @@ import { KeyDeduper } from './key-dedup.js';
 import { integerColumnWords } from './int-key-set.js';
 import type { RegionLayout } from '../wal/region-layout.js';
 import { type Runtime, sleep } from '../util/runtime.js';
+import { runStepsPausing } from '../util/steps.js';
 
 export const GENERATION_DATA_FILE = 'data.arrow';
 export const GENERATION_PK_FILTER_FILE = 'pk_filter.bin';
@@ -153,17 +154,7 @@ async function addGenerationIndex(
   // The MemTable's indexes cover its rows [0, rowCount); all of them must be there to be remapped.
   const source = from?.indexes && from.indexes.rowCount === from.newPosition.length ? from.indexes : undefined;
   let prebuilt: SourceIndex | undefined;
-  if (source) {
-    const steps = remappedIndex(def, indexing, source.index(def.name), from!.newPosition);
-    for (;;) {
-      const r = steps.next();
-      if (r.done) {
-        prebuilt = r.value;
-        break;
-      }
-      if (pause) await pause();
-    }
-  }
+  if (source) prebuilt = await runStepsPausing(remappedIndex(def, indexing, source.index(def.name), from!.newPosition), pause);
   if (prebuilt) flushIndexCounters.remapped++;
   else if (indexing.canBuild(def)) flushIndexCounters.rebuilt++;
   set.addIndex(def, indexing.model, batches, prebuilt);
@@ -252,16 +243,7 @@ export async function writeGeneration(
     if (!(await addGenerationIndex(indexes, def, indexing, batches, from, large ? yieldTurn : undefined))) continue;
     if (large) await yieldTurn();
     const built = indexes.index(def.name)!;
-    const steps = sidecarSteps(def, built, built instanceof IvfPqIndex ? indexing.modelFile(built.model) : undefined, large ? undefined : Infinity);
-    let sidecar: Table;
-    for (;;) {
-      const r = steps.next();
-      if (r.done) {
-        sidecar = r.value;
-        break;
-      }
-      await yieldTurn();
-    }
+    const sidecar = await runStepsPausing(sidecarSteps(def, built, built instanceof IvfPqIndex ? indexing.modelFile(built.model) : undefined, large ? undefined : Infinity), yieldTurn);
     if (large) await yieldTurn();
     write(indexSidecarFile(def), await ipcFileParts(sidecar));
   }

@@ -121,6 +121,7 @@ import {
 import { hashAsciiWord, hashSpan, PackedWordTable, WordTable } from './word-table.js';
 import { FuzzyMatcher, charMask, mayBeWithin } from './fuzzy.js';
 import { RowTerms } from './row-terms.js';
+import { runSteps } from '../../util/steps.js';
 
 export { boundedLevenshtein } from './fuzzy.js';
 
@@ -1742,11 +1743,7 @@ export class InvertedIndex {
    * is O(rows + postings + token positions), on typed arrays.
    */
   remapped(newPosition: Int32Array): InvertedIndex {
-    const steps = this.remapSteps(newPosition, Infinity);
-    for (;;) {
-      const r = steps.next();
-      if (r.done) return r.value;
-    }
+    return runSteps(this.remapSteps(newPosition, Infinity));
   }
 
   /**
@@ -1942,11 +1939,7 @@ export class InvertedIndex {
    * row position base_position + i; the shorter of the two is padded with nulls.
    */
   toArrow(): Table {
-    const steps = this.toArrowSteps(Infinity);
-    for (;;) {
-      const r = steps.next();
-      if (r.done) return r.value;
-    }
+    return runSteps(this.toArrowSteps(Infinity));
   }
 
   /**
@@ -2089,11 +2082,7 @@ export class InvertedIndex {
 
   /** Rebuilds an index from `toArrow()` output (possibly after an IPC round trip). */
   static fromArrow(table: Table, opts: TokenizerOptions = {}): InvertedIndex {
-    const steps = InvertedIndex.fromArrowSteps(table, opts, Infinity);
-    for (;;) {
-      const r = steps.next();
-      if (r.done) return r.value;
-    }
+    return runSteps(InvertedIndex.fromArrowSteps(table, opts, Infinity));
   }
 
   /**

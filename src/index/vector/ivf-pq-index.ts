@@ -47,6 +47,7 @@ import { PQ_CODEWORDS, normaliseInPlace, validateIvfPqModel, type IvfPqModel } f
 import { adcKernel } from './adc-kernel.js';
 import { TopK } from './top-k.js';
 import type { VectorChunk, VectorSource } from './vector-source.js';
+import { runSteps } from '../../util/steps.js';
 
 export const DEFAULT_NPROBES = 20;
 
@@ -511,11 +512,7 @@ export class IvfPqIndex {
 
   /** Rebuilds an index from `toArrow()` output (and the model it was built with). */
   static fromArrow(model: IvfPqModel, table: Table): IvfPqIndex {
-    const steps = IvfPqIndex.fromArrowSteps(model, table, Infinity);
-    for (;;) {
-      const r = steps.next();
-      if (r.done) return r.value;
-    }
+    return runSteps(IvfPqIndex.fromArrowSteps(model, table, Infinity));
   }
 
   /**
