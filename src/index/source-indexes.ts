@@ -199,11 +199,11 @@ export class SourceIndexes {
     this.pending.delete(name);
   }
 
-  /** One step per event-loop turn (`nextTurn`): making the index (an IVF-PQ index's takes tens of ms), then slices of rows. */
+  /** One step per event-loop turn (`takeTurn`, shared fairly by every build): making the index (an IVF-PQ index's takes tens of ms), then slices of rows. */
   private async runBuild(p: PendingBuild): Promise<void> {
     try {
       for (;;) {
-        await nextTurn();
+        await takeTurn();
         if (p.cancelled) return;
         if (!p.index) {
           p.index = p.make();
@@ -286,7 +286,7 @@ export function defaultSliceRows(def: IndexDef, models: ModelLookup): number {
 const turns: (() => void)[] = [];
 let turnScheduled = false;
 
-function nextTurn(): Promise<void> {
+function takeTurn(): Promise<void> {
   return new Promise((resolve) => {
     turns.push(resolve);
     if (!turnScheduled) scheduleTurn();

@@ -50,6 +50,7 @@ import type { RegionReadState } from '../region/region-writer.js';
 import type { RegionLayout } from '../wal/region-layout.js';
 import { loadIndexModel, storeIndexModel } from './index-training.js';
 import type { TableContext } from './table-context.js';
+import { nextTurn } from '../util/steps.js';
 
 /** A model is replaced once the table holds this many times the rows it was trained from. */
 export const GROWTH_FACTOR = 4;
@@ -360,8 +361,4 @@ function evenSample(sources: readonly VectorSource[], dim: number, want: number)
     }
   }
   return new VectorSource(dim, [{ start: 0, count: taken, data: out.subarray(0, taken * dim), validity: null, bitOffset: 0 }]);
-}
-
-function nextTurn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
 }

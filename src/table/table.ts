@@ -37,6 +37,7 @@ import type { RegionSources } from './search.js';
 import { minTrainingVectors, trainIndexModel } from './index-training.js';
 import { ModelGrowth, type ModelGrowthStats } from './model-growth.js';
 import type { TableContext } from './table-context.js';
+import { nextTurn } from '../util/steps.js';
 
 export type { TableContext } from './table-context.js';
 
@@ -616,7 +617,7 @@ async function survivorsInSlices(dedup: KeyDeduper, batches: readonly RecordBatc
   const pause = async (n: number) => {
     if ((rows += n) < DEDUP_SLICE_ROWS) return;
     rows = 0;
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    await nextTurn();
   };
   for (let b = batches.length - 1; b >= 0; b--) {
     const batch = batches[b];

@@ -26,11 +26,6 @@ export class RowTerms {
   /** Per term id: 1 + the last row it was recorded for (drops repeats within a document). */
   private stamp: Uint32Array = new Uint32Array(64);
 
-  /** Bytes held (for cache accounting). */
-  get byteLength(): number {
-    return this.offsets.byteLength + this.chunks.length * CHUNK * 4 + this.stamp.byteLength;
-  }
-
   /** Entry k of the id sequence. */
   id(k: number): number {
     return this.chunks[k >>> CHUNK_SHIFT]![k & CHUNK_MASK]!;

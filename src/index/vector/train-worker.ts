@@ -27,6 +27,7 @@ import { isMainThread, parentPort, type Worker, workerData } from 'node:worker_t
 import { startModuleWorker } from './module-worker.js';
 import { type IvfPqModel, trainIvfPq, type TrainIvfPqParams } from './ivf-pq-model.js';
 import { isValidAt, VectorSource } from './vector-source.js';
+import { nextTurn } from '../../util/steps.js';
 
 /** Marks the worker's `workerData`, so importing this file in some other worker does nothing. */
 const ROLE = 'quiver.ivf-pq-train';
@@ -95,7 +96,7 @@ async function gatherVectors(source: VectorSource, step: number): Promise<{ vect
         sinceYield += n * dim;
         if (sinceYield >= step) {
           sinceYield = 0;
-          await yieldToEventLoop();
+          await nextTurn();
         }
       }
     } else {
@@ -105,7 +106,7 @@ async function gatherVectors(source: VectorSource, step: number): Promise<{ vect
         o += dim;
         if ((sinceYield += dim) >= step) {
           sinceYield = 0;
-          await yieldToEventLoop();
+          await nextTurn();
         }
       }
     }
@@ -180,9 +181,6 @@ function warnOnce(reason: string): void {
   process.emitWarning(reason, { code: 'QUIVER_TRAIN_WORKER' });
 }
 
-export function yieldToEventLoop(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
-}
 
 // ---- the worker side ---------------------------------------------------------------------------
 
