@@ -8,6 +8,7 @@
  * (start the encode worker before timing) QUIVER_ENCODE_WORKER=0 (encode on the main thread)
  * PROF=1 or PROF=$INFLIGHT (CPU profile of that run to /tmp/q/ingest.cpuprofile).
  */
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import os from 'node:os';
@@ -29,6 +30,22 @@ const FSYNC = envNumber('FSYNC', 1) === 1;
 const DIM = 128;
 const TYPES: Record<string, 'ivf_pq' | 'fts' | 'scalar'> = { vector: 'ivf_pq', body: 'fts', year: 'scalar' };
 const gen = searchRowGenerator(DIM);
+
+/** CPU ms per thread name (Linux /proc; empty elsewhere), to see where the process's CPU goes. */
+function threadCpu(): Map<string, number> {
+  const out = new Map<string, number>();
+  try {
+    for (const tid of readdirSync('/proc/self/task')) {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).trim();
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(`${name}#${tid}`, (Number(f[11]) + Number(f[12])) * 10);
+    }
+  } catch {
+    // not Linux
+  }
+  return out;
+}
 
 const dir = await mkdtemp(path.join(process.env.BENCH_DIR ?? os.tmpdir(), 'dev-ingest-'));
 try {
@@ -57,6 +74,7 @@ try {
       await session.post('Profiler.enable');
       await session.post('Profiler.start');
     }
+    const threads0 = threadCpu();
     const elu0 = performance.eventLoopUtilization();
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
@@ -69,6 +87,7 @@ try {
     const ms = performance.now() - t0;
     const cpu = process.cpuUsage(cpu0);
     const elu = performance.eventLoopUtilization(elu0);
+    const threads = [...threadCpu()].map(([k, v]) => [k, v - (threads0.get(k) ?? 0)] as const).filter(([, v]) => v > 0);
     next += ROWS;
     if (session) {
       const { profile } = await session.post('Profiler.stop');
@@ -81,6 +100,7 @@ try {
       `${inflight} in flight: ${Math.round(ROWS / (ms / 1000)).toLocaleString('en-US')} rows/s | CPU ${us(cpu.user + cpu.system)} µs/row (all threads) | ` +
         `main busy ${us(elu.active * 1000)} µs/row | worker encoded ${encodeWorkerStats.rows - jobs0} rows | load ${os.loadavg()[0].toFixed(1)}`,
     );
+    console.log(`  threads µs/row: ${threads.map(([k, v]) => `${k} ${us(v * 1000)}`).join(', ')}`);
   }
   await ti.close();
   await db2.close();

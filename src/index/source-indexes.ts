@@ -58,10 +58,14 @@ export class SourceIndexes {
   /**
    * Adds rows at positions [rowCount, rowCount + rows) to every vector source and index. With
    * `offThread`, IVF-PQ codes may be computed on another thread and applied later, in order
-   * (`whenIndexed` says when); everything else is added now.
+   * (`whenIndexed` says when); everything else is added now. Full-text indexes move the tokens
+   * of all the batches into their postings once, at the end (see `InvertedIndex.add`'s `defer`);
+   * with `defer` not even then, for a caller inserting one write in several slices.
    */
-  insert(batches: readonly RecordBatch[], offThread?: OffThreadEncode): void {
-    for (const batch of batches) {
+  insert(batches: readonly RecordBatch[], offThread?: OffThreadEncode, defer = false): void {
+    const last = batches.length - 1;
+    for (let b = 0; b <= last; b++) {
+      const batch = batches[b]!;
       const first = this.rows;
       for (const [col, source] of this.vectors) {
         for (const c of VectorSource.fromArrow([batch], col, first).chunks) source.append(c);
@@ -72,7 +76,7 @@ export class SourceIndexes {
         if (index instanceof IvfPqIndex && (offThread || this.codes?.idle === false)) {
           const queue = (this.codes ??= new CodeQueue());
           for (const c of VectorSource.fromArrow([batch], col, first).chunks) queue.add(index, c, offThread);
-        } else addTo(index, batch, col, first);
+        } else addTo(index, batch, col, first, defer || b < last);
       }
       // A build still working through older rows queues these behind them; one that caught up
       // (held for publishing) takes them now, like a published index.
@@ -343,12 +347,12 @@ function createIndex(def: IndexDef, models: ModelLookup, schema: TableSchema): S
   }
 }
 
-function addTo(index: SourceIndex, batch: RecordBatch, col: number, first: number): void {
+function addTo(index: SourceIndex, batch: RecordBatch, col: number, first: number, defer = false): void {
   const data = batch.data.children[col];
   if (index instanceof IvfPqIndex) {
     for (const c of VectorSource.fromArrow([batch], col, first).chunks) index.add(c);
   } else if (index instanceof InvertedIndex) {
-    index.add(first, data as Data<Utf8>);
+    index.add(first, data as Data<Utf8>, defer);
   } else {
     index.add(first, data);
   }

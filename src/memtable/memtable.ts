@@ -13,8 +13,9 @@
  *   advances only after the batches are durable *and* indexed, so a visible row is always durable
  *   and indexed.
  *
- * `indexed` counts batches handed to the indexes; their IVF-PQ codes may still be computed on
- * the encode worker (`indexUpTo` with `offThread`). `markVisibleWhenIndexed` makes batches
+ * `indexed` counts batches handed to the indexes (`indexedBatches` are the rows handed so far,
+ * which may end inside a batch while `indexInSlices` works through it); their IVF-PQ codes may
+ * still be computed on the encode worker (`indexUpTo` with `offThread`). `markVisibleWhenIndexed` makes batches
  * visible once those codes are applied, in order; `markVisible` does it now (finishing the
  * codes on this thread).
  *
@@ -56,6 +57,8 @@ export class MemTable {
   frozen = false;
   /** Batches [0, indexed) are in every index of `indexes`. */
   indexed = 0;
+  /** Rows of batch `indexed` already in the indexes too (an `indexInSlices` slice ended inside it). */
+  private indexedPart = 0;
   /** Highest WAL position holding rows of this MemTable (or inherited from its predecessor). */
   lastWalPosition: number;
   /** Per-snapshot caches of readers (key liveness). */
@@ -78,26 +81,56 @@ export class MemTable {
    */
   indexUpTo(end: number, offThread?: OffThreadEncode): void {
     if (!this.indexes || end <= this.indexed) return;
-    this.indexes.insert(this.store.range(this.indexed, end), offThread);
+    const batches = this.store.range(this.indexed, end);
+    if (this.indexedPart > 0) batches[0] = batches[0]!.slice(this.indexedPart);
+    this.indexes.insert(batches, offThread);
     this.indexed = end;
+    this.indexedPart = 0;
+  }
+
+  /** The rows handed to the indexes so far, in position order (what a new index must cover). */
+  indexedBatches(): RecordBatch[] {
+    const batches = this.store.range(0, this.indexed);
+    if (this.indexedPart > 0) batches.push(this.store.batch(this.indexed).slice(0, this.indexedPart));
+    return batches;
   }
 
   /**
-   * `indexUpTo` in slices of about `sliceRows` rows (whole batches), with an event-loop turn
-   * between them, so a large WAL entry (a group commit of many puts) does not hold the loop for
-   * its whole full-text indexing. Slices run in call order; resolves once batches [0, end) are
-   * indexed. A synchronous `indexUpTo` meanwhile indexes the rest at once (the slices then find
-   * nothing left to do). Rows an index holds beyond `visible` are not read, so the partial state
-   * between slices is never seen.
+   * `indexUpTo` in slices of `sliceRows` rows (a slice may end inside a batch), with an
+   * event-loop turn between them, so indexing does not hold the loop for a whole WAL entry: a
+   * group commit of many puts, or one large put. The turns also let the WAL write in flight meanwhile
+   * take its next step (open, write, fsync, link, directory fsync each wait for one), so
+   * the write overlaps the indexing instead of finishing after it. Slices run in call order;
+   * resolves once batches [0, end) are indexed. A synchronous `indexUpTo` meanwhile indexes the
+   * rest at once (the slices then find nothing left to do). Rows an index holds beyond `visible`
+   * are not read, so the partial state between slices is never seen.
    */
   indexInSlices(end: number, offThread: OffThreadEncode | undefined, sliceRows: number): Promise<void> {
     this.slicing = this.slicing.then(async () => {
       const store = this.store;
-      while (this.indexed < end) {
-        let next = this.indexed + 1;
-        const first = store.rowsBefore(this.indexed);
-        while (next < end && store.rowsBefore(next + 1) - first <= sliceRows) next++;
-        this.indexUpTo(next, offThread);
+      while (this.indexes && this.indexed < end) {
+        const slice: RecordBatch[] = [];
+        let b = this.indexed;
+        let part = this.indexedPart;
+        let budget = sliceRows;
+        while (b < end && budget > 0) {
+          const batch = store.batch(b);
+          const rows = batch.numRows - part;
+          if (rows <= budget) {
+            slice.push(part > 0 ? batch.slice(part) : batch);
+            budget -= rows;
+            b++;
+            part = 0;
+          } else {
+            slice.push(batch.slice(part, part + budget));
+            part += budget;
+            budget = 0;
+          }
+        }
+        // Full-text tokens wait in the index's buffer until the last slice (fewer, larger moves).
+        this.indexes.insert(slice, offThread, b < end || part > 0);
+        this.indexed = b;
+        this.indexedPart = part;
         if (this.indexed < end) await nextTurn();
       }
     });

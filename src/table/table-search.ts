@@ -157,7 +157,7 @@ export async function searchSources(ctx: TableContext, states: readonly { layout
       if (batchCount === 0) continue;
       // Indexes created after this MemTable started are built over its rows now, in slices that
       // yield to the event loop; concurrent searches share the build.
-      if (ctx.indexing.lacksIndexes(memtable.indexes!)) await ctx.indexing.completeAsync(memtable.indexes!, memtable.store.range(0, memtable.indexed));
+      if (ctx.indexing.lacksIndexes(memtable.indexes!)) await ctx.indexing.completeAsync(memtable.indexes!, memtable.indexedBatches());
       sources.push({ batches: memtable.store.range(0, batchCount), rowOffsets: memtable.store.rowOffsets, rowCount: memtable.store.rowsBefore(batchCount), indexes: memtable.indexes!, cache: memtable.cache });
     }
     const gens = [...state.manifest.flushedGenerations].sort((a, b) => b.generation - a.generation);

@@ -402,7 +402,7 @@ export class Table {
           builds.push(this.ctx.indexing.buildAsync(def, set, rows, { hold: true }));
         };
         for (const { layout, state } of await this.readStates()) {
-          for (const { memtable } of state.memtables) stage(memtable.indexes!, memtable.store.range(0, memtable.indexed));
+          for (const { memtable } of state.memtables) stage(memtable.indexes!, memtable.indexedBatches());
           for (const g of state.manifest.flushedGenerations) {
             const loaded = await this.ctx.generations.get(layout, g.generation, g.path);
             stage(loaded.indexes, loaded.batches);
@@ -421,7 +421,7 @@ export class Table {
   private async completeSources(): Promise<void> {
     const work: Promise<unknown>[] = [];
     for (const { layout, state } of await this.readStates()) {
-      for (const { memtable } of state.memtables) work.push(this.ctx.indexing.completeAsync(memtable.indexes!, memtable.store.range(0, memtable.indexed)));
+      for (const { memtable } of state.memtables) work.push(this.ctx.indexing.completeAsync(memtable.indexes!, memtable.indexedBatches()));
       // A generation's missing indexes come from its sidecars or are built when it is got.
       for (const g of state.manifest.flushedGenerations) work.push(this.ctx.generations.get(layout, g.generation, g.path));
     }

@@ -1,4 +1,7 @@
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
+import type { InvertedIndex } from '../../src/index/fts/inverted-index.js';
+import type { ScalarIndex } from '../../src/index/scalar/scalar-index.js';
+import { SourceIndexes } from '../../src/index/source-indexes.js';
 import { MemTable } from '../../src/memtable/memtable.js';
 import { TableSchema } from '../../src/schema/table-schema.js';
 import { docs, docsSchema } from '../helpers/data.js';
@@ -71,4 +74,63 @@ test('ack waiters resolve exactly at their batch count, once durable and visible
   const w3 = mt.whenAcked(3);
   mt.failWaiters(new Error('boom'));
   await t.throwsAsync(w3, { message: 'boom' });
+});
+
+/** A MemTable whose rows go into a full-text index on `text` and a scalar index on `version`. */
+function indexedMemTable(): { mt: MemTable; fts: () => InvertedIndex; scalar: () => ScalarIndex } {
+  const indexes = new SourceIndexes(schema);
+  indexes.addIndex({ name: 'text_fts', column: 'text', type: 'fts', stem: false }, () => undefined, []);
+  indexes.addIndex({ name: 'version_scalar', column: 'version', type: 'scalar' }, () => undefined, []);
+  return { mt: new MemTable(1, 0, indexes), fts: () => indexes.index<InvertedIndex>('text_fts')!, scalar: () => indexes.index<ScalarIndex>('version_scalar')! };
+}
+
+/** Every row position below `end` holds its own id's word (docs' text is "v row <id> version <v>"), so positions neither skip nor repeat. */
+function checkRows(t: ExecutionContext, fts: InvertedIndex, ids: number[], end: number, label: string): void {
+  let bad = 0;
+  for (let p = 0; p < end; p++) if (!fts.hasPosting(String(ids[p]), p) || (p + 1 < end && fts.hasPosting(String(ids[p + 1]), p))) bad++;
+  t.is(bad, 0, `${label}: rows at the wrong position`);
+  t.is(fts.stats(['row'], end).docFreq.get('row'), end, `${label}: documents`);
+}
+
+test('indexInSlices cuts inside batches; indexedBatches is the exact prefix the indexes hold between slices', async (t) => {
+  const { mt, fts, scalar } = indexedMemTable();
+  const sizes = [700, 1300, 1, 600, 255];
+  const ids: number[] = [];
+  for (const n of sizes) {
+    const batchIds = Array.from({ length: n }, (_, i) => 10_000 + ids.length + i);
+    ids.push(...batchIds);
+    mt.append(rows(batchIds));
+  }
+  const done = mt.indexInSlices(mt.batchCount, undefined, 256);
+  let settled = false;
+  void done.then(() => (settled = true));
+  const seen: number[] = [];
+  while (!settled) {
+    const held = mt.indexedBatches().reduce((n, b) => n + b.numRows, 0);
+    seen.push(held);
+    t.is(fts().endPosition < 0 ? 0 : fts().endPosition, held, 'the full-text index holds exactly indexedBatches');
+    t.is(scalar().lookup({ op: 'eq', value: 1n }).length, held, 'so does the scalar index');
+    checkRows(t, fts(), ids, held, `after ${held} rows`);
+    await new Promise((r) => setImmediate(r));
+  }
+  t.true(seen.some((n) => n > 0 && n < ids.length), 'slices were observed in between');
+  for (const n of seen) t.true(n % 256 === 0 || n === ids.length, `slices are 256 rows (saw ${n})`);
+  t.is(mt.indexed, mt.batchCount);
+  checkRows(t, fts(), ids, ids.length, 'at the end');
+});
+
+test('a synchronous indexUpTo in the middle of a slice-cut batch indexes the rest once', async (t) => {
+  const { mt, fts } = indexedMemTable();
+  const ids = Array.from({ length: 1000 }, (_, i) => 500 + i);
+  mt.append(rows(ids));
+  const done = mt.indexInSlices(1, undefined, 300);
+  await new Promise((r) => setImmediate(r));
+  const held = mt.indexedBatches().reduce((n, b) => n + b.numRows, 0);
+  t.true(held > 0 && held < 1000, `cut inside the batch (held ${held})`);
+  mt.markVisible(1);
+  t.is(fts().endPosition, 1000);
+  await done;
+  t.is(fts().endPosition, 1000);
+  checkRows(t, fts(), ids, 1000, 'after markVisible');
+  t.is(mt.indexedBatches().reduce((n, b) => n + b.numRows, 0), 1000);
 });

@@ -509,8 +509,14 @@ export class InvertedIndex {
    * Indexes `texts` as rows `firstPosition, firstPosition + 1, …`. Positions are global and must
    * not go backwards (gaps are allowed and hold no document). A null text is not a document; an
    * empty text is a document of length 0. Neither matches anything.
+   *
+   * With `defer`, the rows' tokens may stay in the insertion buffer (up to 2^18 tokens) instead
+   * of moving into the postings at the end of the call: a caller adding one large write in
+   * several slices moves them once, so each term's arrays are touched once for the write rather
+   * than once per slice. Every read moves buffered tokens first, so a deferred add is never
+   * invisible to a read; it only decides who pays for the move.
    */
-  add(firstPosition: number, texts: FtsTexts): void {
+  add(firstPosition: number, texts: FtsTexts, defer = false): void {
     this.packed = null;
     if (!Number.isSafeInteger(firstPosition) || firstPosition < 0) {
       throw new RangeError(`firstPosition must be a non-negative integer, got ${firstPosition}`);
@@ -527,7 +533,7 @@ export class InvertedIndex {
         const text = arr[i] ?? null;
         this.addRow(firstPosition + i, text === null ? -1 : this.indexDocument(firstPosition + i, text));
       }
-      this.flush();
+      if (!defer) this.flush();
       return;
     }
     const chunks: readonly Data<Utf8>[] = texts instanceof Vector ? (texts as Vector<Utf8>).data : [texts as Data<Utf8>];
@@ -554,7 +560,7 @@ export class InvertedIndex {
         this.addRow(pos, dl);
       }
     }
-    this.flush();
+    if (!defer) this.flush();
   }
 
   private reserveRows(firstPosition: number, n: number): void {
@@ -750,7 +756,8 @@ export class InvertedIndex {
 
   /**
    * Moves the buffered tokens into the postings, term by term in id order (the per-term arrays
-   * are then visited in address order, and so are `post` and `tokPos`).
+   * are then visited in address order, and so are `post` and `tokPos`). Every method that reads
+   * postings, per-term counts or the forward index calls it first (see `add`'s `defer`).
    */
   private flush(): void {
     const n = this.nTok;
@@ -897,6 +904,7 @@ export class InvertedIndex {
 
   /** Local statistics of `terms` over rows with position < maxPosition. */
   stats(terms: Iterable<string>, maxPosition?: number): FtsStats {
+    this.flush();
     checkMaxPosition(maxPosition);
     const cut = this.localCut(maxPosition);
     const docFreq = new Map<string, number>();
@@ -921,6 +929,7 @@ export class InvertedIndex {
 
   /** The id of `term` in this index (what `forwardIndex` holds), or −1 when no document has it. */
   termIdOf(term: string): number {
+    this.flush();
     const id = this.termIds.get(term);
     return id === undefined || this.postCount[id] === 0 ? -1 : id;
   }
@@ -977,6 +986,7 @@ export class InvertedIndex {
    * only the rows appended since it last looked.
    */
   countPostings(term: string, from: number, to: number, mask?: Uint8Array): number {
+    this.flush();
     const id = this.termIds.get(term);
     if (id === undefined) return 0;
     const c = this.postCount[id]!;
@@ -993,6 +1003,7 @@ export class InvertedIndex {
 
   /** Whether the document at `pos` holds `term` (a binary search of the term's postings). */
   hasPosting(term: string, pos: number): boolean {
+    this.flush();
     const id = this.termIds.get(term);
     if (id === undefined) return false;
     const j = this.postingsBelow(id, pos);
@@ -1005,6 +1016,7 @@ export class InvertedIndex {
    * term, among terms with a visible posting).
    */
   queryTerms(query: FtsQuery, maxPosition?: number): string[] {
+    this.flush();
     const out = new Set<string>();
     for (const c of [...query.must, ...query.should, ...query.mustNot]) {
       if (c.kind === 'term') out.add(c.term);
@@ -1044,6 +1056,7 @@ export class InvertedIndex {
     if (this.searching) throw new Error('InvertedIndex.search is not reentrant (was it called from an `allowed` callback?)');
     this.searching = true;
     try {
+      this.flush();
       return this.searchImpl(query, opts);
     } finally {
       this.searching = false;
