@@ -6,14 +6,16 @@
  * utilisation), and how many rows the encode worker encoded.
  * Knobs: BASE=10000 ROWS=100000 PUT=1000 INFLIGHT=8 INDEXES=vector,body,year FSYNC=1 WARM=1
  * (start the encode worker before timing) QUIVER_ENCODE_WORKER=0 (encode on the main thread)
- * PROF=1 or PROF=$INFLIGHT (CPU profile of that run to /tmp/q/ingest.cpuprofile).
+ * PROF=1 or PROF=$INFLIGHT (CPU profile of that run to /tmp/q/ingest.cpuprofile) SLICES=512,256 REPS=2
+ * (writer indexSliceRows values, each run in turn REPS times) RUNS=8,8,8 (puts in flight of each timed run)
+ * PROF_RUN=1 (profile the first timed run).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { performance } from 'node:perf_hooks';
+import { performance, PerformanceObserver } from 'node:perf_hooks';
 import { connect } from '../src/database.js';
 import { DEFAULT_WRITER_CONFIG } from '../src/region/writer-config.js';
 import { encodeWorkerReady, encodeWorkerStats } from '../src/index/vector/encode-worker.js';
@@ -27,6 +29,11 @@ const PUT = envNumber('PUT', 1000);
 const INFLIGHT = envNumber('INFLIGHT', 8);
 const INDEXES = envList('INDEXES', 'vector,body,year');
 const FSYNC = envNumber('FSYNC', 1) === 1;
+const SLICES = envList('SLICES', String(DEFAULT_WRITER_CONFIG.indexSliceRows)).map(Number);
+const REPS = envNumber('REPS', 1);
+const SETTLE_MS = envNumber('SETTLE_MS', 2000);
+/** Puts in flight of each timed run, in order (default 1, then INFLIGHT). */
+const RUNS = envList('RUNS', `1,${INFLIGHT}`).map(Number);
 const DIM = 128;
 const TYPES: Record<string, 'ivf_pq' | 'fts' | 'scalar'> = { vector: 'ivf_pq', body: 'fts', year: 'scalar' };
 const gen = searchRowGenerator(DIM);
@@ -50,7 +57,7 @@ function threadCpu(): Map<string, number> {
 const dir = await mkdtemp(path.join(process.env.BENCH_DIR ?? os.tmpdir(), 'dev-ingest-'));
 try {
   const schema = searchSchema(DIM);
-  const rows = makeRows(gen, new Rng(8000), Int32Array.from({ length: BASE + 2 * ROWS }, (_, i) => i));
+  const rows = makeRows(gen, new Rng(8000), Int32Array.from({ length: BASE + (RUNS.length * ROWS + PUT) * REPS * SLICES.length }, (_, i) => i));
   const db = await connect(dir, { fsync: FSYNC, writer: HOLD_IN_MEMTABLE });
   const t = await db.createTable('t', schema, { primaryKey: 'id' });
   for (let s = 0; s < BASE; s += 5000) await t.put(rowsBatch(schema, rows, s, Math.min(BASE, s + 5000)));
@@ -59,21 +66,32 @@ try {
   await t.close();
   await db.close();
   if (process.env.WARM !== '0') console.log(`encode worker ready: ${await encodeWorkerReady()}`);
-  const db2 = await connect(dir, { fsync: FSYNC, writer: { ...DEFAULT_WRITER_CONFIG } });
-  const ti = await db2.openTable('t');
   let next = BASE;
-  for (const inflight of [1, INFLIGHT]) {
+  for (let rep = 0; rep < REPS; rep++) for (const slice of SLICES) {
+  const db2 = await connect(dir, { fsync: FSYNC, writer: { ...DEFAULT_WRITER_CONFIG, indexSliceRows: slice } });
+  const ti = await db2.openTable('t');
+  if (SLICES.length > 1) console.log(`indexSliceRows ${slice}:`);
+  // Warm-up: the first put after opening loads what the table reads lazily; then let it settle.
+  await ti.put(rowsBatch(schema, rows, next, next + PUT));
+  next += PUT;
+  await new Promise((r) => setTimeout(r, SETTLE_MS));
+  for (const [run, inflight] of RUNS.entries()) {
     const jobs0 = encodeWorkerStats.rows;
     const pending = new Set<Promise<void>>();
     // The batches are built first: what a client spends making Arrow data is not Quiver's ingest.
     const batches = [];
     for (let s = next; s < next + ROWS; s += PUT) batches.push(rowsBatch(schema, rows, s, Math.min(next + ROWS, s + PUT)));
-    const session = process.env.PROF === String(inflight) ? new Session() : undefined;
+    const session = process.env.PROF === String(inflight) || process.env.PROF_RUN === String(run + 1) ? new Session() : undefined;
     if (session) {
       session.connect();
       await session.post('Profiler.enable');
       await session.post('Profiler.start');
     }
+    let gcMs = 0;
+    const gcObserver = new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) gcMs += e.duration;
+    });
+    gcObserver.observe({ entryTypes: ['gc'] });
     const threads0 = threadCpu();
     const elu0 = performance.eventLoopUtilization();
     const cpu0 = process.cpuUsage();
@@ -87,6 +105,7 @@ try {
     const ms = performance.now() - t0;
     const cpu = process.cpuUsage(cpu0);
     const elu = performance.eventLoopUtilization(elu0);
+    gcObserver.disconnect();
     const threads = [...threadCpu()].map(([k, v]) => [k, v - (threads0.get(k) ?? 0)] as const).filter(([, v]) => v > 0);
     next += ROWS;
     if (session) {
@@ -98,12 +117,13 @@ try {
     const us = (x: number) => (x / ROWS).toFixed(1);
     console.log(
       `${inflight} in flight: ${Math.round(ROWS / (ms / 1000)).toLocaleString('en-US')} rows/s | CPU ${us(cpu.user + cpu.system)} µs/row (all threads) | ` +
-        `main busy ${us(elu.active * 1000)} µs/row | worker encoded ${encodeWorkerStats.rows - jobs0} rows | load ${os.loadavg()[0].toFixed(1)}`,
+        `main busy ${us(elu.active * 1000)} µs/row | worker encoded ${encodeWorkerStats.rows - jobs0} rows | GC ${us(gcMs * 1000)} µs/row | load ${os.loadavg()[0].toFixed(1)}`,
     );
     console.log(`  threads µs/row: ${threads.map(([k, v]) => `${k} ${us(v * 1000)}`).join(', ')}`);
   }
   await ti.close();
   await db2.close();
+  }
 } finally {
   await rm(dir, { recursive: true, force: true });
 }

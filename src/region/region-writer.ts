@@ -94,12 +94,6 @@ export interface RegionWriterStats {
 
 const FLUSH_RETRY_MAX_DELAY_MS = 5_000;
 const CLOSE_FLUSH_ATTEMPTS = 5;
-/**
- * WAL entries of more rows than this are indexed in slices of this many rows (a few ms of
- * full-text indexing each): the loop keeps answering, and the WAL write takes its steps meanwhile
- * (an unsliced 1000-row put left ~6 ms of its write to run after the indexing; sliced, ~2.5).
- */
-const INDEX_SLICE_ROWS = 512;
 
 export class RegionWriter {
   private manifest: RegionManifest;
@@ -354,7 +348,11 @@ export class RegionWriter {
     // Index the rows while the WAL write is in flight (IVF-PQ codes on the encode worker, when
     // there is one; a large entry in slices that give the event loop turns); they become
     // visible, and their puts resolve, only when both are done, in entry order.
-    const indexed = mt.rowCount - mt.store.rowsBefore(start) > INDEX_SLICE_ROWS ? mt.indexInSlices(end, this.offThread, INDEX_SLICE_ROWS) : undefined;
+    // Slicing also lets the WAL write take its steps (open, write, fsync, link, directory fsync
+    // each wait for a turn) while the rows are indexed, instead of after: an unsliced 1000-row
+    // put left ~6 ms of its write to run after the indexing.
+    const slice = this.opts.config.indexSliceRows;
+    const indexed = mt.rowCount - mt.store.rowsBefore(start) > slice ? mt.indexInSlices(end, this.offThread, slice) : undefined;
     if (!indexed) mt.indexUpTo(end, this.offThread);
     durable.then(
       (r) => {

@@ -35,6 +35,12 @@ export interface RegionWriterConfig {
    * another process's writes acknowledged within the last N ms (saves the HEAD on S3).
    */
   ownershipCheckIntervalMs: number;
+  /**
+   * WAL entries of more rows than this are indexed in slices of this many rows with an
+   * event-loop turn between them (reads, other puts and the WAL write's own steps go on
+   * meanwhile); smaller entries are indexed in one step.
+   */
+  indexSliceRows: number;
 }
 
 const MiB = 1024 * 1024;
@@ -51,6 +57,7 @@ export const DEFAULT_WRITER_CONFIG: Readonly<RegionWriterConfig> = Object.freeze
   manifestScanBatchSize: 2,
   visibility: 'durable',
   ownershipCheckIntervalMs: 0,
+  indexSliceRows: 512,
 });
 
 export function resolveWriterConfig(overrides: Partial<RegionWriterConfig> = {}): RegionWriterConfig {
@@ -63,6 +70,7 @@ export function resolveWriterConfig(overrides: Partial<RegionWriterConfig> = {})
     'maxUnflushedMemtableBytes',
     'maxWalWritesInFlight',
     'manifestScanBatchSize',
+    'indexSliceRows',
   ];
   for (const k of positive) {
     const v = config[k];
