@@ -53,10 +53,10 @@
  * 1-thread CPU pool, on which its FTS index build deadlocks (lancedb/lancedb#3568); and it is
  * killed after PEER_TIMEOUT_S (default 3600) s.
  *
- * Results: stdout, bench/results/search.json and search.md.
+ * Results: stdout, bench/results/search.json and search.md (SEARCH_RESULTS_DIR=dir writes them there instead).
  * Knobs: SEARCH_ROWS=1000000 SEARCH_SIZES=10000,100000,$SEARCH_ROWS QUERIES=200 WARMUP=20
  * BENNY_TIME=2 (0 skips benny) ONE_GEN=1 FSYNC=1 PEERS=lancedb|none FLUSH_ROWS=200000
- * INGEST_ROWS=100000 INGEST_BATCH=1000 INGEST_INFLIGHT=8 STALL_ROWS=100000 CASES78=1 (0 skips 7 and 8)
+ * INGEST_ROWS=100000 INGEST_BATCH=1000 INGEST_INFLIGHT=8 INGEST_SLICE=512 (writer indexSliceRows) STALL_ROWS=100000 CASES78=1 (0 skips 7 and 8)
  * BENCH_DIR (parent of the temp directories) PEER_TIMEOUT_S=3600 PEER_ONLY=1 (re-run only the peer
  * for the sizes in the existing search.json, keeping its Quiver figures) REPORT_ONLY=1 (rewrite
  * search.md from search.json).
@@ -94,6 +94,7 @@ const FLUSH_ROWS = envNumber('FLUSH_ROWS', 200_000);
 const INGEST_ROWS = envNumber('INGEST_ROWS', 100_000);
 const INGEST_BATCH = envNumber('INGEST_BATCH', 1000);
 const INGEST_INFLIGHT = envNumber('INGEST_INFLIGHT', 8);
+const INGEST_SLICE = envNumber('INGEST_SLICE', DEFAULT_WRITER_CONFIG.indexSliceRows);
 const STALL_ROWS = envNumber('STALL_ROWS', 100_000);
 const CASES78 = envNumber('CASES78', 1) > 0;
 const PEERS = envList('PEERS', 'lancedb').filter((p) => p !== 'none');
@@ -126,7 +127,7 @@ const FILTER_MIN_YEAR = 2021;
 const CLUSTER_PARAMS = { dim: DIM, clusters: CLUSTERS, seed: 12, centreStd: 0.3, spread: 1.0, noise: 0.3, latentDim: 16, weightSigma: 1.0 };
 
 const HERE = path.dirname(new URL(import.meta.url).pathname);
-const RESULTS_DIR = path.join(HERE, 'results');
+const RESULTS_DIR = process.env.SEARCH_RESULTS_DIR ? path.resolve(process.env.SEARCH_RESULTS_DIR) : path.join(HERE, 'results');
 const PEERS_DIR = path.join(HERE, 'peers');
 const GiB = 1024 ** 3;
 
@@ -709,7 +710,7 @@ async function writeCases(root: string): Promise<WriteCases> {
     // 8b. Ingest into an indexed table (model trained) with the default writer settings: the
     // build settings stored with the table are overridden by the connection's.
     const ingest: WriteCases['ingest'] = [];
-    const db3 = await connect(path.join(root, 'write-cases'), { fsync: FSYNC, generationCacheBytes: 16 * GiB, writer: { ...DEFAULT_WRITER_CONFIG } });
+    const db3 = await connect(path.join(root, 'write-cases'), { fsync: FSYNC, generationCacheBytes: 16 * GiB, writer: { ...DEFAULT_WRITER_CONFIG, indexSliceRows: INGEST_SLICE } });
     try {
       const ti = await db3.openTable('ingest_case');
       let next = STALL_ROWS;

@@ -199,7 +199,7 @@ export class ModelGrowth {
       for (const g of state.manifest.flushedGenerations) {
         const key = `${layout.regionId}/${g.path}`;
         let n = this.generationRows.get(key);
-        if (n === undefined) this.generationRows.set(key, (n = (await this.ctx.generations.get(layout, g.generation, g.path)).rowCount));
+        if (n === undefined) this.generationRows.set(key, (n = await this.ctx.generations.rowCount(layout, g.generation, g.path)));
         rows += n;
       }
     }

@@ -50,3 +50,41 @@ test('a loaded generation is charged for its indexes, and the cache evicts by th
   t.not(again, first, 'the first generation was evicted and loaded again');
   await db.close();
 });
+
+test('rowCount reads a generation\'s primary-key filter, not the generation; without one it loads it', async (t) => {
+  const mem = new MemoryObjectStore();
+  const db = await connect('memory://', { store: mem, writer: { maxWalFlushIntervalMs: 0 } });
+  const table = await db.createTable('docs', docsSchema, { primaryKey: 'id' });
+  await table.createIndex('text', { type: 'fts' });
+  // 2 500 keys put as 3 000 rows (500 upserted again): the generation holds one row a key.
+  await table.put(docs(range(0, 2500), 1));
+  await table.put(docs(range(2000, 2500), 2));
+  await table.flush();
+  const ctx = (table as unknown as { ctx: { store: ObjectStore; indexing: IndexingContext } }).ctx;
+  const regionId = Object.keys(await table.writerStats())[0];
+  const layout = new RegionLayout('docs', regionId);
+  const keys = (await mem.list(`docs/_mem_wal/${regionId}/`)).map((o) => o.key);
+  const folder = keys.map((k) => /([0-9a-f]{8}_gen_\d+)/.exec(k)?.[1]).find((f): f is string => !!f)!;
+  const generation = Number(folder.split('_gen_')[1]);
+  const reads: string[] = [];
+  const spy: ObjectStore = new Proxy(mem, {
+    get(target, prop, receiver) {
+      if (prop === 'get') return (key: string) => (reads.push(key), target.get(key));
+      const v = Reflect.get(target, prop, receiver);
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  });
+  const cache = new GenerationCache(spy, ctx.indexing, 1 << 30);
+  t.is(await cache.rowCount(layout, generation, folder), 2500);
+  t.deepEqual(reads.map((k) => k.split('/').pop()), ['pk_filter.bin'], 'only the filter was read');
+  const loaded = await cache.get(layout, generation, folder);
+  t.is(loaded.rowCount, 2500, 'the count the filter gave is the generation\'s');
+  // A generation without a filter file is loaded to count it.
+  const filterKey = keys.find((k) => k.includes(folder) && k.endsWith('pk_filter.bin'))!;
+  await mem.delete(filterKey);
+  reads.length = 0;
+  const cold = new GenerationCache(spy, ctx.indexing, 1 << 30);
+  t.is(await cold.rowCount(layout, generation, folder), 2500);
+  t.true(reads.some((k) => k.endsWith('data.arrow') || !k.endsWith('pk_filter.bin')), `loaded: ${reads.join(', ')}`);
+  await db.close();
+});
