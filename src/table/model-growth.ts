@@ -292,6 +292,10 @@ export class ModelGrowth {
   private async reencodeGenerations(def: IndexDef): Promise<void> {
     const model = this.ctx.indexing.model(def);
     if (!model || !def.model) return;
+    // Only a model the index grew out of makes a generation due (any other model's sidecar is
+    // rebuilt from rows when loaded): without one there is nothing to do, and nothing to load —
+    // the check loads each generation it has not seen, which after a reopen held up the first puts.
+    if (!def.previousModels?.length) return;
     for (const { layout, state } of await this.readStates()) {
       for (const g of state.manifest.flushedGenerations) {
         if (this.closed) return;

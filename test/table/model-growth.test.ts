@@ -256,3 +256,36 @@ test('a sidecar write that fails mid-transition leaves that generation under its
   t.is(end.partitions.size, 1);
   await db.close();
 });
+
+test('a model that never grew: after a reopen the background check loads no generation', async (t) => {
+  const mem = new MemoryObjectStore();
+  const db = await connect('memory://', { store: mem, writer });
+  const table = await db.createTable('vecs', vecSchema, { primaryKey: 'id' });
+  await table.put(rows(0, FIRST));
+  await table.createIndex('vec', { type: 'ivf_pq' });
+  await table.flush();
+  await table.put(rows(FIRST, 2 * FIRST));
+  await table.flush();
+  await db.close();
+  const reads: string[] = [];
+  const spy: ObjectStore = new Proxy(mem, {
+    get(target, prop, receiver) {
+      if (prop === 'get') return (key: string) => (reads.push(key), target.get(key));
+      const v = Reflect.get(target, prop, receiver);
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  });
+  const db2 = await connect('memory://', { store: spy, writer });
+  const t2 = await db2.openTable('vecs');
+  await t2.put(rows(2 * FIRST, 2 * FIRST + 100));
+  await t2.flush(); // a flush runs the growth check
+  const stats = await t2.settleIndexes();
+  t.is(stats.lastError, undefined);
+  t.is(stats.grown, 0);
+  const loaded = reads.filter((k) => /_gen_\d+\/(data\.arrow|index_)/.test(k));
+  t.deepEqual(loaded, [], 'no generation rows or sidecars read');
+  // Searches still load them, as before.
+  await t2.search({ vector: { column: 'vec', query: QUERIES[0] }, k: 10 });
+  t.true(reads.some((k) => /_gen_\d+\/data\.arrow/.test(k)), 'a search reads the generations');
+  await db2.close();
+});
