@@ -8,7 +8,7 @@
  * (start the encode worker before timing) QUIVER_ENCODE_WORKER=0 (encode on the main thread)
  * PROF=1 or PROF=$INFLIGHT (CPU profile of that run to /tmp/q/ingest.cpuprofile) SLICES=512,256 REPS=2
  * (writer indexSliceRows values, each run in turn REPS times) RUNS=8,8,8 (puts in flight of each timed run)
- * PROF_RUN=1 (profile the first timed run).
+ * PROF_RUN=1 (profile the first timed run) MARK=1 (print RUN START before each, e.g. to count --trace-gc lines).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -95,6 +95,7 @@ try {
     const threads0 = threadCpu();
     const elu0 = performance.eventLoopUtilization();
     const cpu0 = process.cpuUsage();
+    if (process.env.MARK === '1') console.log('RUN START');
     const t0 = performance.now();
     for (const batch of batches) {
       const p: Promise<void> = ti.put(batch).then(() => void pending.delete(p));
