@@ -68,62 +68,62 @@ try {
   if (process.env.WARM !== '0') console.log(`encode worker ready: ${await encodeWorkerReady()}`);
   let next = BASE;
   for (let rep = 0; rep < REPS; rep++) for (const slice of SLICES) {
-  const db2 = await connect(dir, { fsync: FSYNC, writer: { ...DEFAULT_WRITER_CONFIG, indexSliceRows: slice } });
-  const ti = await db2.openTable('t');
-  if (SLICES.length > 1) console.log(`indexSliceRows ${slice}:`);
-  // Warm-up: the first put after opening loads what the table reads lazily; then let it settle.
-  await ti.put(rowsBatch(schema, rows, next, next + PUT));
-  next += PUT;
-  await new Promise((r) => setTimeout(r, SETTLE_MS));
-  for (const [run, inflight] of RUNS.entries()) {
-    const jobs0 = encodeWorkerStats.rows;
-    const pending = new Set<Promise<void>>();
-    // The batches are built first: what a client spends making Arrow data is not Quiver's ingest.
-    const batches = [];
-    for (let s = next; s < next + ROWS; s += PUT) batches.push(rowsBatch(schema, rows, s, Math.min(next + ROWS, s + PUT)));
-    const session = process.env.PROF === String(inflight) || process.env.PROF_RUN === String(run + 1) ? new Session() : undefined;
-    if (session) {
-      session.connect();
-      await session.post('Profiler.enable');
-      await session.post('Profiler.start');
+    const db2 = await connect(dir, { fsync: FSYNC, writer: { ...DEFAULT_WRITER_CONFIG, indexSliceRows: slice } });
+    const ti = await db2.openTable('t');
+    if (SLICES.length > 1) console.log(`indexSliceRows ${slice}:`);
+    // Warm-up: the first put after opening loads what the table reads lazily; then let it settle.
+    await ti.put(rowsBatch(schema, rows, next, next + PUT));
+    next += PUT;
+    await new Promise((r) => setTimeout(r, SETTLE_MS));
+    for (const [run, inflight] of RUNS.entries()) {
+      const jobs0 = encodeWorkerStats.rows;
+      const pending = new Set<Promise<void>>();
+      // The batches are built first: what a client spends making Arrow data is not Quiver's ingest.
+      const batches = [];
+      for (let s = next; s < next + ROWS; s += PUT) batches.push(rowsBatch(schema, rows, s, Math.min(next + ROWS, s + PUT)));
+      const session = process.env.PROF === String(inflight) || process.env.PROF_RUN === String(run + 1) ? new Session() : undefined;
+      if (session) {
+        session.connect();
+        await session.post('Profiler.enable');
+        await session.post('Profiler.start');
+      }
+      let gcMs = 0;
+      const gcObserver = new PerformanceObserver((list) => {
+        for (const e of list.getEntries()) gcMs += e.duration;
+      });
+      gcObserver.observe({ entryTypes: ['gc'] });
+      const threads0 = threadCpu();
+      const elu0 = performance.eventLoopUtilization();
+      const cpu0 = process.cpuUsage();
+      if (process.env.MARK === '1') console.log('RUN START');
+      const t0 = performance.now();
+      for (const batch of batches) {
+        const p: Promise<void> = ti.put(batch).then(() => void pending.delete(p));
+        pending.add(p);
+        if (pending.size >= inflight) await Promise.race(pending);
+      }
+      await Promise.all(pending);
+      const ms = performance.now() - t0;
+      const cpu = process.cpuUsage(cpu0);
+      const elu = performance.eventLoopUtilization(elu0);
+      gcObserver.disconnect();
+      const threads = [...threadCpu()].map(([k, v]) => [k, v - (threads0.get(k) ?? 0)] as const).filter(([, v]) => v > 0);
+      next += ROWS;
+      if (session) {
+        const { profile } = await session.post('Profiler.stop');
+        await mkdir('/tmp/q', { recursive: true });
+        await writeFile('/tmp/q/ingest.cpuprofile', JSON.stringify(profile));
+        session.disconnect();
+      }
+      const us = (x: number) => (x / ROWS).toFixed(1);
+      console.log(
+        `${inflight} in flight: ${Math.round(ROWS / (ms / 1000)).toLocaleString('en-US')} rows/s | CPU ${us(cpu.user + cpu.system)} µs/row (all threads) | ` +
+          `main busy ${us(elu.active * 1000)} µs/row | worker encoded ${encodeWorkerStats.rows - jobs0} rows | GC ${us(gcMs * 1000)} µs/row | load ${os.loadavg()[0].toFixed(1)}`,
+      );
+      console.log(`  threads µs/row: ${threads.map(([k, v]) => `${k} ${us(v * 1000)}`).join(', ')}`);
     }
-    let gcMs = 0;
-    const gcObserver = new PerformanceObserver((list) => {
-      for (const e of list.getEntries()) gcMs += e.duration;
-    });
-    gcObserver.observe({ entryTypes: ['gc'] });
-    const threads0 = threadCpu();
-    const elu0 = performance.eventLoopUtilization();
-    const cpu0 = process.cpuUsage();
-    if (process.env.MARK === '1') console.log('RUN START');
-    const t0 = performance.now();
-    for (const batch of batches) {
-      const p: Promise<void> = ti.put(batch).then(() => void pending.delete(p));
-      pending.add(p);
-      if (pending.size >= inflight) await Promise.race(pending);
-    }
-    await Promise.all(pending);
-    const ms = performance.now() - t0;
-    const cpu = process.cpuUsage(cpu0);
-    const elu = performance.eventLoopUtilization(elu0);
-    gcObserver.disconnect();
-    const threads = [...threadCpu()].map(([k, v]) => [k, v - (threads0.get(k) ?? 0)] as const).filter(([, v]) => v > 0);
-    next += ROWS;
-    if (session) {
-      const { profile } = await session.post('Profiler.stop');
-      await mkdir('/tmp/q', { recursive: true });
-      await writeFile('/tmp/q/ingest.cpuprofile', JSON.stringify(profile));
-      session.disconnect();
-    }
-    const us = (x: number) => (x / ROWS).toFixed(1);
-    console.log(
-      `${inflight} in flight: ${Math.round(ROWS / (ms / 1000)).toLocaleString('en-US')} rows/s | CPU ${us(cpu.user + cpu.system)} µs/row (all threads) | ` +
-        `main busy ${us(elu.active * 1000)} µs/row | worker encoded ${encodeWorkerStats.rows - jobs0} rows | GC ${us(gcMs * 1000)} µs/row | load ${os.loadavg()[0].toFixed(1)}`,
-    );
-    console.log(`  threads µs/row: ${threads.map(([k, v]) => `${k} ${us(v * 1000)}`).join(', ')}`);
-  }
-  await ti.close();
-  await db2.close();
+    await ti.close();
+    await db2.close();
   }
 } finally {
   await rm(dir, { recursive: true, force: true });
