@@ -12,6 +12,7 @@ import { estimateBytes } from '../../src/util/memory-estimate.js';
 import { docs, docsSchema, range } from '../helpers/data.js';
 import type { IndexingContext } from '../../src/index/indexing.js';
 import type { ObjectStore } from '../../src/storage/object-store.js';
+import { readSpy } from '../helpers/read-spy.js';
 
 test('estimateBytes counts a buffer once, skips excluded objects and buffers, counts map entries', (t) => {
   const buf = new Float32Array(1000);
@@ -66,14 +67,7 @@ test('rowCount reads a generation\'s primary-key filter, not the generation; wit
   const keys = (await mem.list(`docs/_mem_wal/${regionId}/`)).map((o) => o.key);
   const folder = keys.map((k) => /([0-9a-f]{8}_gen_\d+)/.exec(k)?.[1]).find((f): f is string => !!f)!;
   const generation = Number(folder.split('_gen_')[1]);
-  const reads: string[] = [];
-  const spy: ObjectStore = new Proxy(mem, {
-    get(target, prop, receiver) {
-      if (prop === 'get') return (key: string) => (reads.push(key), target.get(key));
-      const v = Reflect.get(target, prop, receiver);
-      return typeof v === 'function' ? v.bind(target) : v;
-    },
-  });
+  const { store: spy, reads } = readSpy(mem);
   const cache = new GenerationCache(spy, ctx.indexing, 1 << 30);
   t.is(await cache.rowCount(layout, generation, folder), 2500);
   t.deepEqual(reads.map((k) => k.split('/').pop()), ['pk_filter.bin'], 'only the filter was read');

@@ -17,6 +17,7 @@ import type { IvfPqModel } from '../../src/index/vector/ivf-pq-model.js';
 import { SEARCH_PLAN_KEY, type SourcePlan } from '../../src/table/search.js';
 import { ivfPqSearchStats } from '../../src/index/vector/ivf-pq-index.js';
 import { DIM, queries, rows, vecSchema } from '../helpers/clustered-vectors.js';
+import { readSpy } from '../helpers/read-spy.js';
 
 // Small tables grow here (each test file runs in its own process): the default minimum is 200 000 rows.
 modelGrowthSettings.minRows = 50_000;
@@ -267,14 +268,7 @@ test('a model that never grew: after a reopen the background check loads no gene
   await table.put(rows(FIRST, 2 * FIRST));
   await table.flush();
   await db.close();
-  const reads: string[] = [];
-  const spy: ObjectStore = new Proxy(mem, {
-    get(target, prop, receiver) {
-      if (prop === 'get') return (key: string) => (reads.push(key), target.get(key));
-      const v = Reflect.get(target, prop, receiver);
-      return typeof v === 'function' ? v.bind(target) : v;
-    },
-  });
+  const { store: spy, reads } = readSpy(mem);
   const db2 = await connect('memory://', { store: spy, writer });
   const t2 = await db2.openTable('vecs');
   await t2.put(rows(2 * FIRST, 2 * FIRST + 100));
