@@ -405,8 +405,17 @@ export class InvertedIndex {
   // --- terms ---
   private readonly termIds = new Map<string, number>();
   private readonly termStr: string[] = [];
-  private readonly post: Uint32Array[] = [];
-  private readonly tokPos: Uint32Array[] = [];
+  /** Per term, its postings and token positions (a hole: a run of `runs`, see `postOf`). */
+  private readonly post: (Uint32Array | undefined)[] = [];
+  private readonly tokPos: (Uint32Array | undefined)[] = [];
+  /**
+   * Set by `remapped` and `fromArrow`: the postings and token positions of terms [0, terms) are
+   * runs of two buffers (`post` from entry `postAt[id]`, `tok` from `tokAt[id]`; lengths from the
+   * counts), and a term's views (`post[id]`, `tokPos[id]`) are made when first read. A view is a
+   * ~120-byte heap object: a generation of 50 000 terms held 100 000 of them, most never read,
+   * each made on the flush's critical path and each marked by every major GC.
+   */
+  private runs: { post: Uint32Array; tok: Uint32Array; postAt: Uint32Array; tokAt: Uint32Array } | null = null;
   private postCount: Uint32Array = new Uint32Array(16);
   private posCount: Uint32Array = new Uint32Array(16);
   /** Per term: largest tf and smallest document length over its postings (score upper bounds). */
@@ -480,6 +489,24 @@ export class InvertedIndex {
 
   constructor(opts: TokenizerOptions = {}) {
     this.options = resolveTokenizerOptions(opts);
+  }
+
+  /** Term `id`'s postings: pairs (row position, token end offset), `postCount[id]` of them (the array may be longer). */
+  private postOf(id: number): Uint32Array {
+    const p = this.post[id];
+    if (p !== undefined) return p;
+    const r = this.runs!;
+    const at = r.postAt[id]!;
+    return (this.post[id] = r.post.subarray(at, at + 2 * this.postCount[id]!));
+  }
+
+  /** Term `id`'s token positions, `posCount[id]` of them (the array may be longer). */
+  private tokOf(id: number): Uint32Array {
+    const t = this.tokPos[id];
+    if (t !== undefined) return t;
+    const r = this.runs!;
+    const at = r.tokAt[id]!;
+    return (this.tokPos[id] = r.tok.subarray(at, at + this.posCount[id]!));
   }
 
   /** Number of distinct terms. */
@@ -854,7 +881,7 @@ export class InvertedIndex {
   /** Moves `post[id]` (its first `used` entries kept) to a slab array of at least `need` entries. */
   private growPost(id: number, used: number, need: number): void {
     const L = id * LOC_STRIDE;
-    const old = this.post[id]!;
+    const old = this.postOf(id);
     const next = this.slab.alloc(grownCapacity(old.length, need));
     copyPrefix(old, next, used);
     if (this.loc[L] !== 0) this.slab.release(old, this.loc[L]!, this.loc[L + 1]!);
@@ -867,7 +894,7 @@ export class InvertedIndex {
   /** Moves `tokPos[id]` (its first `used` entries kept) to a slab array of at least `need` entries. */
   private growTok(id: number, used: number, need: number): void {
     const L = id * LOC_STRIDE;
-    const old = this.tokPos[id]!;
+    const old = this.tokOf(id);
     const next = this.slab.alloc(grownCapacity(old.length, need));
     copyPrefix(old, next, used);
     if (this.loc[L + 3] !== 0) this.slab.release(old, this.loc[L + 3]!, this.loc[L + 4]!);
@@ -890,7 +917,7 @@ export class InvertedIndex {
   private postingsBelow(id: number, maxPosition: number | undefined): number {
     const c = this.postCount[id]!;
     if (maxPosition === undefined || c === 0) return c;
-    const p = this.post[id]!;
+    const p = this.postOf(id);
     if (p[2 * (c - 1)]! < maxPosition) return c;
     let lo = 0;
     let hi = c;
@@ -972,7 +999,7 @@ export class InvertedIndex {
     for (const [t, df] of out.docFreq) {
       const id = this.termIds.get(t);
       if (id === undefined || df === 0) continue;
-      const p = this.post[id]!;
+      const p = this.postOf(id);
       let dead = 0;
       for (let j = 0; j < df; j++) if (excluded(p[2 * j]!)) dead++;
       out.docFreq.set(t, df - dead);
@@ -990,7 +1017,7 @@ export class InvertedIndex {
     const id = this.termIds.get(term);
     if (id === undefined) return 0;
     const c = this.postCount[id]!;
-    const p = this.post[id]!;
+    const p = this.postOf(id);
     let j = this.postingsBelow(id, from);
     let n = 0;
     for (; j < c; j++) {
@@ -1007,7 +1034,7 @@ export class InvertedIndex {
     const id = this.termIds.get(term);
     if (id === undefined) return false;
     const j = this.postingsBelow(id, pos);
-    return j < this.postCount[id]! && this.post[id]![2 * j] === pos;
+    return j < this.postCount[id]! && this.postOf(id)[2 * j] === pos;
   }
 
   /**
@@ -1039,7 +1066,7 @@ export class InvertedIndex {
         if (!mayBeWithin(mask, masks[i]!, fuzziness)) continue;
         const id = ids[i]!;
         if (this.postCount[id] === 0) continue;
-        if (maxPosition !== undefined && this.post[id]![0]! >= maxPosition) continue;
+        if (maxPosition !== undefined && this.postOf(id)[0]! >= maxPosition) continue;
         const t = this.termStr[id]!;
         const d = matcher.distance(t);
         if (d <= fuzziness) cands.push({ term: t, dist: d });
@@ -1174,7 +1201,7 @@ export class InvertedIndex {
   ): number {
     this.mode = Mode.Touch;
     const cEpoch = ++this.clauseEpoch;
-    const post = this.post[r.id]!;
+    const post = this.postOf(r.id);
     const end = r.end;
     const base = this.base;
     const docLen = this.docLen;
@@ -1272,7 +1299,7 @@ export class InvertedIndex {
       next.set(t.vals.subarray(0, t.count));
       t.vals = next;
     }
-    const post = this.post[id]!;
+    const post = this.postOf(id);
     const base = this.base;
     const docLen = this.docLen;
     const c0 = BM25_K1 * (1 - BM25_B);
@@ -1506,7 +1533,7 @@ export class InvertedIndex {
 
   /** Term-at-a-time over one posting list; `weight` = boost × idf. */
   private runTerm(r: ResolvedTerm, weight: number, avgdl: number): void {
-    const post = this.post[r.id]!;
+    const post = this.postOf(r.id);
     const base = this.base;
     const docLen = this.docLen;
     const end = r.end;
@@ -1630,8 +1657,8 @@ export class InvertedIndex {
     // Driver: the rarest token.
     let drv = 0;
     for (let j = 1; j < n; j++) if (rs[j]!.end < rs[drv]!.end) drv = j;
-    const posts = rs.map((r) => this.post[r.id]!);
-    const toks = rs.map((r) => this.tokPos[r.id]!);
+    const posts = rs.map((r) => this.postOf(r.id));
+    const toks = rs.map((r) => this.tokOf(r.id));
     const cur = new Int32Array(n); // posting cursor per token
     const starts = new Uint32Array(n);
     const ends = new Uint32Array(n);
@@ -1836,7 +1863,7 @@ export class InvertedIndex {
       let work = 0;
       for (let id = 0; id < nTerms; id++) {
         const c = this.postCount[id]!;
-        const kp = countKept(this.post[id]!, c, newPosition, keptTok, id);
+        const kp = countKept(this.postOf(id), c, newPosition, keptTok, id);
         keptPost[id] = kp;
         totalPost += kp;
         totalTok += keptTok[id]!;
@@ -1900,6 +1927,8 @@ export class InvertedIndex {
     }
     const postAll = new Uint32Array(Math.max(2, 2 * totalPost));
     const tokAll = new Uint32Array(Math.max(1, totalTok));
+    const postAt = new Uint32Array(nNew);
+    const tokAt = new Uint32Array(nNew);
     let po = 0;
     let to = 0;
     let work = 0;
@@ -1912,30 +1941,31 @@ export class InvertedIndex {
       const kp = keptPost[id]!;
       const c = this.postCount[id]!;
       const pc = this.posCount[id]!;
-      const p = this.post[id]!;
-      const tp = this.tokPos[id]!;
+      const p = this.postOf(id);
+      const tp = this.tokOf(id);
       const kt = keptTok[id]!;
-      const np = postAll.subarray(po, po + 2 * kp);
-      const nt = tokAll.subarray(to, to + kt);
+      postAt[nid] = po;
+      tokAt[nid] = to;
       if (kp === c) {
         // Every posting kept: token positions and end offsets are unchanged, and so are the
         // score bounds (each document keeps its length); only the row positions move.
-        copyAllKept(p, c, tp, pc, identity ? null : newPosition, np, nt);
+        copyAllKept(p, c, tp, pc, identity ? null : newPosition, postAll, po, tokAll, to);
         out.maxTf[nid] = this.maxTf[id]!;
         out.minDl[nid] = this.minDl[id]!;
       } else {
-        copyKept(p, c, tp, newPosition, docLen, np, nt);
+        copyKept(p, c, tp, newPosition, docLen, postAll, po, tokAll, to);
         out.maxTf[nid] = keptBounds[0]!;
         out.minDl[nid] = keptBounds[1]!;
       }
-      out.post[nid] = np;
-      out.tokPos[nid] = nt;
       out.postCount[nid] = kp;
       out.posCount[nid] = kt;
       po += 2 * kp;
       to += kt;
       work += c + pc;
     }
+    out.post.length = nNew;
+    out.tokPos.length = nNew;
+    out.runs = { post: postAll, tok: tokAll, postAt, tokAt };
     out.packed = { post: postAll, tok: tokAll, postings: totalPost, tokens: totalTok };
     // The forward index moves with the rows.
     yield;
@@ -1966,6 +1996,7 @@ export class InvertedIndex {
     const span = this.base < 0 ? 0 : this.span;
     const rows = Math.max(nTerms, span);
     const packed = this.packed;
+    const runs = this.runs;
     // Default sort compares UTF-16 code units, like `<` (and is faster than a comparator). A
     // packed index (see `packed`) has its terms in that order already.
     const sortedTerms = packed ? this.termStr : this.termStr.slice().sort();
@@ -2005,20 +2036,24 @@ export class InvertedIndex {
       const id = order[i]!;
       work += this.postCount[id]! + (packed ? 0 : this.posCount[id]!);
       so += utf8Length(sortedTerms[i]!);
-      const p = this.post[id]!;
+      // A term still in `runs` is read there: no view made for it.
+      const inRuns = runs !== null && this.post[id] === undefined;
+      const p = inRuns ? runs.post : this.postOf(id);
+      const pa = inRuns ? runs.postAt[id]! : 0;
       const c = this.postCount[id]!;
       let prev = 0;
       for (let j = 0; j < c; j++) {
-        docs[po + j] = p[2 * j]!;
-        freqs[po + j] = p[2 * j + 1]! - prev;
-        prev = p[2 * j + 1]!;
+        docs[po + j] = p[pa + 2 * j]!;
+        freqs[po + j] = p[pa + 2 * j + 1]! - prev;
+        prev = p[pa + 2 * j + 1]!;
       }
       po += c;
       const pc = this.posCount[id]!;
       if (!packed) {
-        const tp = this.tokPos[id]!;
-        if (pc < 64) for (let j = 0; j < pc; j++) toks[to + j] = tp[j]!;
-        else toks.set(tp.subarray(0, pc), to);
+        const tp = inRuns ? runs.tok : this.tokOf(id);
+        const ta = inRuns ? runs.tokAt[id]! : 0;
+        if (pc < 64) for (let j = 0; j < pc; j++) toks[to + j] = tp[ta + j]!;
+        else toks.set(tp.subarray(ta, ta + pc), to);
       }
       to += pc;
       strOff[i + 1] = so;
@@ -2153,6 +2188,22 @@ export class InvertedIndex {
     const docData = col('doc_positions').data as Data<List<Uint32>>[];
     const freqData = col('frequencies').data as Data<List<Uint32>>[];
     const tokData = col('token_positions').data as Data<List<Uint32>>[];
+    // One owned buffer of postings and one of token positions for every chunk's terms; each
+    // term is a run of them (see `runs`).
+    let totalPost = 0;
+    let totalTok = 0;
+    for (let ch = 0, left = nTerms; ch < termData.length && left > 0; ch++) {
+      const n = Math.min(termData[ch]!.length, left);
+      totalPost += docData[ch]!.valueOffsets[n]! - docData[ch]!.valueOffsets[0]!;
+      totalTok += tokData[ch]!.valueOffsets[n]! - tokData[ch]!.valueOffsets[0]!;
+      left -= n;
+    }
+    const postAll = new Uint32Array(Math.max(2, 2 * totalPost));
+    const tokAll = new Uint32Array(Math.max(1, totalTok));
+    const postAt = new Uint32Array(nTerms);
+    const tokAt = new Uint32Array(nTerms);
+    let postBase = 0;
+    let tokBase = 0;
     let t = 0;
     for (let ch = 0; ch < termData.length && t < nTerms; ch++) {
       const td = termData[ch]!;
@@ -2164,13 +2215,11 @@ export class InvertedIndex {
       const dVals = dd.children[0]!.values as Uint32Array;
       const fVals = fd.children[0]!.values as Uint32Array;
       const kVals = kd.children[0]!.values as Uint32Array;
-      // One owned copy of this chunk's postings and token positions; each term gets views into
-      // them (a view replaced by growth may be recycled by the allocator: the memory is ours).
       const d0All = dd.valueOffsets[0]!;
       const nPost = dd.valueOffsets[rowsHere]! - d0All;
-      const postAll = new Uint32Array(Math.max(2, 2 * nPost));
       const k0All = kd.valueOffsets[0]!;
-      const tokAll = kVals.slice(k0All, kd.valueOffsets[rowsHere]!);
+      const nTok = kd.valueOffsets[rowsHere]! - k0All;
+      tokAll.set(kVals.subarray(k0All, k0All + nTok), tokBase);
       // Term strings: decode the chunk's bytes once when they are ASCII (byte = char offsets).
       const sBytes = td.values.subarray(td.valueOffsets[0]!, td.valueOffsets[rowsHere]!);
       let ascii = true;
@@ -2199,7 +2248,7 @@ export class InvertedIndex {
         const k0 = kd.valueOffsets[i]!;
         const nPos = kd.valueOffsets[i + 1]! - k0;
         work += c + 64; // a term's own set-up costs about as much as 64 postings
-        const at = 2 * (d0 - d0All);
+        const at = postBase + 2 * (d0 - d0All);
         let e = 0;
         let maxTf = 0;
         let minDl = 0xffffffff;
@@ -2217,14 +2266,20 @@ export class InvertedIndex {
         if (e !== nPos) throw new Error(`FTS sidecar: frequencies of ${JSON.stringify(term)} do not match its token positions`);
         idx.maxTf[id] = maxTf;
         idx.minDl[id] = minDl;
-        idx.post[id] = postAll.subarray(at, at + 2 * c);
-        idx.tokPos[id] = tokAll.subarray(k0 - k0All, k0 - k0All + nPos);
+        postAt[id] = at;
+        tokAt[id] = tokBase + k0 - k0All;
         idx.postCount[id] = c;
         idx.posCount[id] = nPos;
       }
+      postBase += 2 * nPost;
+      tokBase += nTok;
     }
     if (t !== nTerms) throw new Error('FTS sidecar: fewer term rows than term_count');
-    if (span > 0) idx.fwd = yield* RowTerms.fromPostingsSteps(idx.post, idx.postCount, nTerms, base, span, sliceWork);
+    // `termId` gave every term empty arrays: they are runs now.
+    idx.post.fill(undefined);
+    idx.tokPos.fill(undefined);
+    idx.runs = { post: postAll, tok: tokAll, postAt, tokAt };
+    if (span > 0) idx.fwd = yield* RowTerms.fromPostingsSteps(postAll, postAt, idx.postCount, nTerms, base, span, sliceWork);
     return idx;
   }
 }
@@ -2253,24 +2308,24 @@ function countKept(post: Uint32Array, c: number, newPosition: Int32Array, keptTo
 
 /**
  * Copies every posting of one term (`c` of them, `pc` token positions) under their new
- * positions (`newPosition` null: the identity) into `np` / `nt`. Short arrays by hand: a subarray view costs more than copying a
+ * positions (`newPosition` null: the identity) into `np` from `pAt` / `nt` from `tAt`. Short arrays by hand: a subarray view costs more than copying a
  * few entries.
  */
-function copyAllKept(post: Uint32Array, c: number, tokPos: Uint32Array, pc: number, newPosition: Int32Array | null, np: Uint32Array, nt: Uint32Array): void {
+function copyAllKept(post: Uint32Array, c: number, tokPos: Uint32Array, pc: number, newPosition: Int32Array | null, np: Uint32Array, pAt: number, nt: Uint32Array, tAt: number): void {
   if (c < 32) {
-    if (newPosition === null) for (let j = 0; j < 2 * c; j++) np[j] = post[j]!;
+    if (newPosition === null) for (let j = 0; j < 2 * c; j++) np[pAt + j] = post[j]!;
     else {
       for (let j = 0; j < 2 * c; j += 2) {
-        np[j] = newPosition[post[j]!]!;
-        np[j + 1] = post[j + 1]!;
+        np[pAt + j] = newPosition[post[j]!]!;
+        np[pAt + j + 1] = post[j + 1]!;
       }
     }
   } else {
-    np.set(post.subarray(0, 2 * c));
-    if (newPosition !== null) for (let j = 0; j < 2 * c; j += 2) np[j] = newPosition[np[j]!]!;
+    np.set(post.subarray(0, 2 * c), pAt);
+    if (newPosition !== null) for (let j = pAt; j < pAt + 2 * c; j += 2) np[j] = newPosition[np[j]!]!;
   }
-  if (pc < 64) for (let j = 0; j < pc; j++) nt[j] = tokPos[j]!;
-  else nt.set(tokPos.subarray(0, pc));
+  if (pc < 64) for (let j = 0; j < pc; j++) nt[tAt + j] = tokPos[j]!;
+  else nt.set(tokPos.subarray(0, pc), tAt);
 }
 
 /** `copyKept`'s score bounds: the kept postings' largest tf and smallest document length. */
@@ -2278,12 +2333,12 @@ const keptBounds = new Uint32Array(2);
 
 /**
  * Copies the postings of one term that `newPosition` keeps, under their new positions, with
- * their token positions, into `np` / `nt` (sized to fit exactly); sets `keptBounds` (document
+ * their token positions, into `np` from `pAt` / `nt` from `tAt` (end offsets relative to `tAt`); sets `keptBounds` (document
  * lengths read from `docLen` by new position).
  */
-function copyKept(post: Uint32Array, c: number, tokPos: Uint32Array, newPosition: Int32Array, docLen: Uint32Array, np: Uint32Array, nt: Uint32Array): void {
+function copyKept(post: Uint32Array, c: number, tokPos: Uint32Array, newPosition: Int32Array, docLen: Uint32Array, np: Uint32Array, pAt: number, nt: Uint32Array, tAt: number): void {
   const limit = newPosition.length;
-  let po = 0;
+  let po = pAt;
   let to = 0;
   let prev = 0;
   let maxTf = 0;
@@ -2294,8 +2349,8 @@ function copyKept(post: Uint32Array, c: number, tokPos: Uint32Array, newPosition
     const nd = d < limit ? newPosition[d]! : -1;
     if (nd >= 0) {
       const tf = e - prev;
-      if (tf === 1) nt[to++] = tokPos[prev]!;
-      else for (let q = prev; q < e; q++) nt[to++] = tokPos[q]!;
+      if (tf === 1) nt[tAt + to++] = tokPos[prev]!;
+      else for (let q = prev; q < e; q++) nt[tAt + to++] = tokPos[q]!;
       np[po++] = nd;
       np[po++] = to;
       if (tf > maxTf) maxTf = tf;

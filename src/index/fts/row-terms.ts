@@ -78,21 +78,21 @@ export class RowTerms {
   }
 
   /**
-   * The forward index of an inverted index's postings: `post[id]` holds `postCount[id]` pairs
-   * (global row position, token end), positions in [base, base + span). Two passes (count, then
-   * fill) over the postings; rows hold their ids ascending. Pauses (yields) about every
-   * `sliceWork` postings.
+   * The forward index of an inverted index's postings: term `id`'s are `postCount[id]` pairs
+   * (global row position, token end) from entry `postAt[id]` of `post`, positions in
+   * [base, base + span). Two passes (count, then fill) over the postings; rows hold their ids
+   * ascending. Pauses (yields) about every `sliceWork` postings.
    */
-  static *fromPostingsSteps(post: readonly Uint32Array[], postCount: Uint32Array, termCount: number, base: number, span: number, sliceWork = Infinity): Generator<void, RowTerms, void> {
+  static *fromPostingsSteps(post: Uint32Array, postAt: Uint32Array, postCount: Uint32Array, termCount: number, base: number, span: number, sliceWork = Infinity): Generator<void, RowTerms, void> {
     const out = new RowTerms();
     const offsets = new Uint32Array(span + 1);
     let total = 0;
     let work = 0;
     for (let id = 0; id < termCount; id++) {
-      const p = post[id]!;
+      const a = postAt[id]!;
       const c = postCount[id]!;
       total += c;
-      for (let j = 0; j < 2 * c; j += 2) offsets[p[j]! - base + 1]!++;
+      for (let j = a; j < a + 2 * c; j += 2) offsets[post[j]! - base + 1]!++;
       if ((work += c) >= sliceWork) {
         work = 0;
         yield;
@@ -103,10 +103,10 @@ export class RowTerms {
     const chunks = out.chunks;
     const cursor = offsets.slice(0, Math.max(1, span));
     for (let id = 0; id < termCount; id++) {
-      const p = post[id]!;
+      const a = postAt[id]!;
       const c = postCount[id]!;
-      for (let j = 0; j < 2 * c; j += 2) {
-        const k = cursor[p[j]! - base]!++;
+      for (let j = a; j < a + 2 * c; j += 2) {
+        const k = cursor[post[j]! - base]!++;
         chunks[k >>> CHUNK_SHIFT]![k & CHUNK_MASK] = id;
       }
       if ((work += c) >= sliceWork) {

@@ -1,0 +1,72 @@
+/**
+ * Indexes made by `remapped` and `fromArrow` keep every term's postings as runs of two buffers
+ * and make a term's arrays when first read. Checked against the index they came from, for every
+ * (word, row): postings, statistics, search results and scores, the forward index, a sidecar
+ * read back from several record batches, and rows appended afterwards (which move a term's run
+ * into growable arrays).
+ */
+import test, { type ExecutionContext } from 'ava';
+import { RecordBatch, Table } from 'apache-arrow';
+import { InvertedIndex } from '../../../src/index/fts/inverted-index.js';
+import { mulberry32 } from '../../helpers/rng.js';
+
+const WORDS = Array.from({ length: 80 }, (_, i) => `w${i}`);
+const opts = { stem: false, stopWords: false } as const;
+
+function texts(rng: () => number, n: number): (string | null)[] {
+  return Array.from({ length: n }, () => {
+    const r = rng();
+    if (r < 0.05) return null;
+    if (r < 0.07) return '';
+    return Array.from({ length: 1 + Math.floor(rng() * 12) }, () => WORDS[Math.floor(rng() * rng() * WORDS.length)]).join(' ');
+  });
+}
+
+function same(t: ExecutionContext, got: InvertedIndex, want: InvertedIndex, rows: number, label: string): void {
+  let bad = 0;
+  for (const w of WORDS) for (let pos = 0; pos < rows; pos++) if (got.hasPosting(w, pos) !== want.hasPosting(w, pos)) bad++;
+  t.is(bad, 0, `${label}: postings`);
+  t.deepEqual(got.stats(WORDS, rows), want.stats(WORDS, rows), `${label}: statistics`);
+  for (const q of ['w0', 'w3 w17', '"w1 w2"', 'w5~1 w40', '+w0 -w1']) {
+    const a = got.search(got.parseQuery(q), { k: 25 });
+    const b = want.search(want.parseQuery(q), { k: 25 });
+    t.deepEqual([Array.from(a.positions), Array.from(a.scores)], [Array.from(b.positions), Array.from(b.scores)], `${label}: ${q}`);
+  }
+  const fg = got.forwardIndex();
+  const fw = want.forwardIndex();
+  const ids = (f: typeof fg, r: number, of: InvertedIndex) => {
+    const out: string[] = [];
+    for (let k = f.start(r); k < f.end(r); k++) out.push(WORDS.find((w) => of.termIdOf(w) === f.id(k)) ?? '?');
+    return out.sort().join();
+  };
+  let fbad = 0;
+  for (let r = 0; r < rows; r++) if (ids(fg, r, got) !== ids(fw, r, want)) fbad++;
+  t.is(fbad, 0, `${label}: forward index`);
+}
+
+test('remapped and fromArrow indexes answer like the index they came from, also after appends', (t) => {
+  const rng = mulberry32(21);
+  const rows = 3000;
+  const all = texts(rng, rows + 400);
+  const original = new InvertedIndex(opts);
+  original.add(0, all.slice(0, rows));
+  const identity = Int32Array.from({ length: rows }, (_, i) => i);
+  const remapped = original.remapped(identity);
+  same(t, remapped, original, rows, 'remapped');
+  // The sidecar split into several record batches.
+  const table = remapped.toArrow();
+  const batch = table.batches[0]!;
+  const cuts = [0, 7, 800, 1500, batch.numRows];
+  const split = new Table(table.schema, cuts.slice(1).map((end, i) => batch.slice(cuts[i], end) as RecordBatch));
+  const loaded = InvertedIndex.fromArrow(split, opts);
+  same(t, loaded, original, rows, 'fromArrow of 4 batches');
+  // Appends: some terms leave their run for growable arrays, others stay.
+  const more = all.slice(rows);
+  for (const ix of [original, remapped, loaded]) ix.add(rows, more);
+  same(t, remapped, original, rows + 400, 'remapped, appended to');
+  same(t, loaded, original, rows + 400, 'fromArrow, appended to');
+  // And out again: the sidecars of all three agree.
+  const bytes = (ix: InvertedIndex) => JSON.stringify(ix.toArrow().toArray().slice(0, 200));
+  t.is(bytes(loaded), bytes(original));
+  t.is(bytes(remapped), bytes(original));
+});
