@@ -10,7 +10,8 @@
  *                   positions in `tokPos[id]`); tf = end − previous end;
  *     `tokPos[id]`: token positions, grouped by document in posting order.
  *   They are views into shared 1 MiB chunks with per-size free lists (see `SlabAllocator`), grow
- *   ×4 while small and ×2 from 4 096 entries. Posting counts, token-position counts, and the
+ *   ×4 while small and ×2 from 4 096 entries. An index made by `remapped` or `fromArrow` holds
+ *   them as runs of two buffers instead and makes a term's views when first read (`runs`). Posting counts, token-position counts, and the
  *   largest tf / smallest document length per term (score upper bounds) live in growable
  *   `Uint32Array`s indexed by term id. Postings are appended in increasing row position, so they
  *   are sorted.
