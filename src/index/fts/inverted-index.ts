@@ -292,10 +292,12 @@ const REMAP_SLICE_WORK = 1 << 17;
  * their size (all sizes handed out are powers of two) and are reused by later growths. Arrays
  * above 32 Ki entries get a chunk of their own, dropped when they are replaced.
  *
- * Readers see an array as a view (`subarray`) of its chunk. The insertion path writes through
- * the chunk at the array's location instead (`alloc` reports it in `chunk` / `offset`; the index
- * keeps it per term), so it does not load the view objects: each is a heap object of its own,
- * and reaching the data through it cost a cache miss or two per term and flush.
+ * An array is a location (chunk, offset; `alloc` reports it in `chunk` / `offset`, the index
+ * keeps it per term with its capacity). The insertion path writes through the chunk there; a
+ * reader gets a view (`subarray`) made when it first reads the term (`InvertedIndex.postOf`).
+ * Views are heap objects of ~120 bytes each: made for every array up front, a MemTable of
+ * 50 000 terms held 100 000 of them for readers that touch a few, and reaching the data through
+ * them cost the insertion path a cache miss or two per term and flush.
  */
 class SlabAllocator {
   private static readonly ENTRIES = 1 << 18;
@@ -306,30 +308,27 @@ class SlabAllocator {
   private used = SlabAllocator.ENTRIES;
   /** Chunk indices of dropped large arrays, for reuse. */
   private readonly freeChunks: number[] = [];
-  /** Per size class (log2 entries): free views, and their chunks and offsets. */
-  private readonly freeViews: Uint32Array[][] = Array.from({ length: 16 }, () => []);
+  /** Per size class (log2 entries): free arrays' chunks and offsets, in pairs. */
   private readonly freeLocs: number[][] = Array.from({ length: 16 }, () => []);
-  /** Location of the array last returned by `alloc`: chunk index (≥ 1) and offset in it. */
+  /** Location of the array last allocated: chunk index (≥ 1) and offset in it. */
   chunk = 0;
   offset = 0;
 
-  alloc(n: number): Uint32Array {
+  /** Allocates an array of `n` entries; its location is then in `chunk` / `offset`. */
+  alloc(n: number): void {
     if (n > SlabAllocator.MAX_ENTRIES) {
-      const a = new Uint32Array(n);
       const c = this.freeChunks.length > 0 ? this.freeChunks.pop()! : this.chunks.length;
-      this.chunks[c] = a;
+      this.chunks[c] = new Uint32Array(n);
       this.chunk = c;
       this.offset = 0;
-      return a;
+      return;
     }
     if ((n & (n - 1)) === 0) {
-      const k = 31 - Math.clz32(n);
-      const views = this.freeViews[k]!;
-      if (views.length > 0) {
-        const locs = this.freeLocs[k]!;
+      const locs = this.freeLocs[31 - Math.clz32(n)]!;
+      if (locs.length > 0) {
         this.offset = locs.pop()!;
         this.chunk = locs.pop()!;
-        return views.pop()!;
+        return;
       }
     }
     if (this.used + n > SlabAllocator.ENTRIES) {
@@ -340,27 +339,23 @@ class SlabAllocator {
     this.chunk = this.cur;
     this.offset = this.used;
     this.used += n;
-    return this.chunks[this.cur]!.subarray(this.offset, this.offset + n);
   }
 
-  /** Takes back `a`, returned by `alloc` at chunk `c`, offset `off`, once nothing refers to it. */
-  release(a: Uint32Array, c: number, off: number): void {
-    const n = a.length;
+  /** Takes back the array of `n` entries at chunk `c`, offset `off`, once nothing refers to it. */
+  release(n: number, c: number, off: number): void {
     if (n > SlabAllocator.MAX_ENTRIES) {
       this.chunks[c] = NO_ENTRIES;
       this.freeChunks.push(c);
     } else if ((n & (n - 1)) === 0) {
-      const k = 31 - Math.clz32(n);
-      this.freeViews[k]!.push(a);
-      this.freeLocs[k]!.push(c, off);
+      this.freeLocs[31 - Math.clz32(n)]!.push(c, off);
     }
   }
 }
 
-/** Copies the first `n` entries of `src` to `dst`. */
-function copyPrefix(src: Uint32Array, dst: Uint32Array, n: number): void {
-  if (n < 64) for (let i = 0; i < n; i++) dst[i] = src[i]!;
-  else dst.set(n === src.length ? src : src.subarray(0, n));
+/** Copies entries [from, from + n) of `src` to `dst` from `at`. */
+function copyRun(src: Uint32Array, from: number, dst: Uint32Array, at: number, n: number): void {
+  if (n < 64) for (let i = 0; i < n; i++) dst[at + i] = src[from + i]!;
+  else dst.set(src.subarray(from, from + n), at);
 }
 
 /** Capacity of a per-term array grown from `len` entries to hold `need`: ×4 below 4096 entries, ×2 above. */
@@ -496,18 +491,32 @@ export class InvertedIndex {
   private postOf(id: number): Uint32Array {
     const p = this.post[id];
     if (p !== undefined) return p;
-    const r = this.runs!;
-    const at = r.postAt[id]!;
-    return (this.post[id] = r.post.subarray(at, at + 2 * this.postCount[id]!));
+    return (this.post[id] = this.viewOf(id * LOC_STRIDE, id, true));
   }
 
   /** Term `id`'s token positions, `posCount[id]` of them (the array may be longer). */
   private tokOf(id: number): Uint32Array {
     const t = this.tokPos[id];
     if (t !== undefined) return t;
-    const r = this.runs!;
-    const at = r.tokAt[id]!;
-    return (this.tokPos[id] = r.tok.subarray(at, at + this.posCount[id]!));
+    return (this.tokPos[id] = this.viewOf(id * LOC_STRIDE + 3, id, false));
+  }
+
+  /** Whether term `id`'s array with location `loc[L..L+2]` is its run in `runs` (not in the slab). */
+  private inRun(L: number, id: number): boolean {
+    return this.runs !== null && id < this.runs.postAt.length && (L >= this.loc.length || this.loc[L] === 0);
+  }
+
+  /** A view of term `id`'s array: at its slab location `loc[L..L+2]`, else its run, else empty. */
+  private viewOf(L: number, id: number, postings: boolean): Uint32Array {
+    const c = L < this.loc.length ? this.loc[L]! : 0;
+    if (c !== 0) {
+      const off = this.loc[L + 1]!;
+      return this.slab.chunks[c]!.subarray(off, off + this.loc[L + 2]!);
+    }
+    const r = this.runs;
+    if (r === null || id >= r.postAt.length) return NO_ENTRIES;
+    const at = postings ? r.postAt[id]! : r.tokAt[id]!;
+    return (postings ? r.post : r.tok).subarray(at, at + (postings ? 2 * this.postCount[id]! : this.posCount[id]!));
   }
 
   /** Number of distinct terms. */
@@ -655,14 +664,16 @@ export class InvertedIndex {
       const L = id * LOC_STRIDE;
       if (allocate) {
         const slab = this.slab;
-        this.post.push(slab.alloc(INITIAL_ENTRIES));
+        slab.alloc(INITIAL_ENTRIES);
         this.loc[L] = slab.chunk;
         this.loc[L + 1] = slab.offset;
         this.loc[L + 2] = INITIAL_ENTRIES;
-        this.tokPos.push(slab.alloc(INITIAL_ENTRIES));
+        slab.alloc(INITIAL_ENTRIES);
         this.loc[L + 3] = slab.chunk;
         this.loc[L + 4] = slab.offset;
         this.loc[L + 5] = INITIAL_ENTRIES;
+        this.post.push(undefined);
+        this.tokPos.push(undefined);
       } else {
         this.post.push(NO_ENTRIES);
         this.tokPos.push(NO_ENTRIES);
@@ -881,28 +892,38 @@ export class InvertedIndex {
 
   /** Moves `post[id]` (its first `used` entries kept) to a slab array of at least `need` entries. */
   private growPost(id: number, used: number, need: number): void {
-    const L = id * LOC_STRIDE;
-    const old = this.postOf(id);
-    const next = this.slab.alloc(grownCapacity(old.length, need));
-    copyPrefix(old, next, used);
-    if (this.loc[L] !== 0) this.slab.release(old, this.loc[L]!, this.loc[L + 1]!);
-    this.post[id] = next;
-    this.loc[L] = this.slab.chunk;
-    this.loc[L + 1] = this.slab.offset;
-    this.loc[L + 2] = next.length;
+    this.growArray(id * LOC_STRIDE, used, need, this.loc[id * LOC_STRIDE] === 0 ? this.postOf(id) : undefined);
+    this.post[id] = undefined;
   }
 
   /** Moves `tokPos[id]` (its first `used` entries kept) to a slab array of at least `need` entries. */
   private growTok(id: number, used: number, need: number): void {
-    const L = id * LOC_STRIDE;
-    const old = this.tokOf(id);
-    const next = this.slab.alloc(grownCapacity(old.length, need));
-    copyPrefix(old, next, used);
-    if (this.loc[L + 3] !== 0) this.slab.release(old, this.loc[L + 3]!, this.loc[L + 4]!);
-    this.tokPos[id] = next;
-    this.loc[L + 3] = this.slab.chunk;
-    this.loc[L + 4] = this.slab.offset;
-    this.loc[L + 5] = next.length;
+    this.growArray(id * LOC_STRIDE + 3, used, need, this.loc[id * LOC_STRIDE + 3] === 0 ? this.tokOf(id) : undefined);
+    this.tokPos[id] = undefined;
+  }
+
+  /**
+   * Moves the array whose location is `loc[L..L+2]` (chunk, offset, capacity; chunk 0: not in
+   * the slab, its entries are `outside`) to a slab array of at least `need` entries, keeping its
+   * first `used` entries; the old one goes back to the slab.
+   */
+  private growArray(L: number, used: number, need: number, outside: Uint32Array | undefined): void {
+    const loc = this.loc;
+    const slab = this.slab;
+    const c = loc[L]!;
+    const off = loc[L + 1]!;
+    const cap = c === 0 ? outside!.length : loc[L + 2]!;
+    const next = grownCapacity(cap, need);
+    slab.alloc(next);
+    const dst = slab.chunks[slab.chunk]!;
+    if (c === 0) copyRun(outside!, 0, dst, slab.offset, used);
+    else {
+      copyRun(slab.chunks[c]!, off, dst, slab.offset, used);
+      slab.release(cap, c, off);
+    }
+    loc[L] = slab.chunk;
+    loc[L + 1] = slab.offset;
+    loc[L + 2] = next;
   }
 
   // -------------------------------------------------------------------------------------------
@@ -2037,10 +2058,10 @@ export class InvertedIndex {
       const id = order[i]!;
       work += this.postCount[id]! + (packed ? 0 : this.posCount[id]!);
       so += utf8Length(sortedTerms[i]!);
-      // A term still in `runs` is read there: no view made for it.
-      const inRuns = runs !== null && this.post[id] === undefined;
-      const p = inRuns ? runs.post : this.postOf(id);
-      const pa = inRuns ? runs.postAt[id]! : 0;
+      // A term's array still in `runs` is read there: no view made for it.
+      const postRun = this.inRun(id * LOC_STRIDE, id);
+      const p = postRun ? runs!.post : this.postOf(id);
+      const pa = postRun ? runs!.postAt[id]! : 0;
       const c = this.postCount[id]!;
       let prev = 0;
       for (let j = 0; j < c; j++) {
@@ -2051,8 +2072,9 @@ export class InvertedIndex {
       po += c;
       const pc = this.posCount[id]!;
       if (!packed) {
-        const tp = inRuns ? runs.tok : this.tokOf(id);
-        const ta = inRuns ? runs.tokAt[id]! : 0;
+        const tokRun = this.inRun(id * LOC_STRIDE + 3, id);
+        const tp = tokRun ? runs!.tok : this.tokOf(id);
+        const ta = tokRun ? runs!.tokAt[id]! : 0;
         if (pc < 64) for (let j = 0; j < pc; j++) toks[to + j] = tp[ta + j]!;
         else toks.set(tp.subarray(ta, ta + pc), to);
       }
