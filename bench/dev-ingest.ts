@@ -8,7 +8,7 @@
  * (start the encode worker before timing) QUIVER_ENCODE_WORKER=0 (encode on the main thread)
  * PROF=1 or PROF=$INFLIGHT (CPU profile of that run to /tmp/q/ingest.cpuprofile) SLICES=512,256 REPS=2
  * (writer indexSliceRows values, each run in turn REPS times) RUNS=8,8,8 (puts in flight of each timed run)
- * PROF_RUN=1 (profile the first timed run) MARK=1 (print RUN START before each, e.g. to count --trace-gc lines).
+ * PROF_RUN=1 (profile the first timed run) GAPS=1 GAP_MS=40 (event-loop gaps over GAP_MS to /tmp/q/gaps-<run>.json) MARK=1 (print RUN START before each, e.g. to count --trace-gc lines).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -32,6 +32,7 @@ const FSYNC = envNumber('FSYNC', 1) === 1;
 const SLICES = envList('SLICES', String(DEFAULT_WRITER_CONFIG.indexSliceRows)).map(Number);
 const REPS = envNumber('REPS', 1);
 const SETTLE_MS = envNumber('SETTLE_MS', 2000);
+const GAP_MS = envNumber('GAP_MS', 40);
 /** Puts in flight of each timed run, in order (default 1, then INFLIGHT). */
 const RUNS = envList('RUNS', `1,${INFLIGHT}`).map(Number);
 const DIM = 128;
@@ -92,6 +93,17 @@ try {
         for (const e of list.getEntries()) gcMs += e.duration;
       });
       gcObserver.observe({ entryTypes: ['gc'] });
+      // GAPS=1: event-loop gaps over GAP_MS, in the CPU profile's clock (µs), for /tmp/gapwin.mjs-style attribution.
+      const gaps: [number, number][] = [];
+      let lastTick = Number(process.hrtime.bigint() / 1000n);
+      const gapTimer =
+        process.env.GAPS === '1'
+          ? setInterval(() => {
+              const now = Number(process.hrtime.bigint() / 1000n);
+              if (now - lastTick > GAP_MS * 1000) gaps.push([lastTick, now]);
+              lastTick = now;
+            }, 1)
+          : undefined;
       const threads0 = threadCpu();
       const elu0 = performance.eventLoopUtilization();
       const cpu0 = process.cpuUsage();
@@ -107,6 +119,12 @@ try {
       const cpu = process.cpuUsage(cpu0);
       const elu = performance.eventLoopUtilization(elu0);
       gcObserver.disconnect();
+      if (gapTimer) {
+        clearInterval(gapTimer);
+        await mkdir('/tmp/q', { recursive: true });
+        await writeFile(`/tmp/q/gaps-${run + 1}.json`, JSON.stringify(gaps));
+        console.log(`  gaps over ${GAP_MS} ms: ${gaps.map(([a, b]) => Math.round((b - a) / 1000)).join(', ') || 'none'}`);
+      }
       const threads = [...threadCpu()].map(([k, v]) => [k, v - (threads0.get(k) ?? 0)] as const).filter(([, v]) => v > 0);
       next += ROWS;
       if (session) {

@@ -211,7 +211,7 @@ export async function writeGeneration(
   const large = table.numRows >= YIELD_ROWS;
   const yieldTurn = () => sleep(runtime, 0);
   if (large) await yieldTurn(); // after the caller's dedup
-  write(GENERATION_DATA_FILE, await ipcFileParts(table));
+  write(GENERATION_DATA_FILE, await ipcFileParts(table, large ? yieldTurn : undefined));
   if (large) await yieldTurn();
   const filter = PrimaryKeyFilter.forKeys(table.numRows);
   const word = new Int32Array(2);

@@ -7,8 +7,27 @@
  */
 import { RecordBatchFileWriter, type Table } from 'apache-arrow';
 
-export async function ipcFileParts(table: Table): Promise<Uint8Array[]> {
+/**
+ * The IPC file parts of `table`. With `pause`, its batches are encoded a few at a time (about
+ * `rowsPerStep` rows) with `pause()` awaited between: a 100 000-row, 128-dim generation held a
+ * flush's event loop ~35 ms in one step. The bytes are the same either way.
+ */
+export async function ipcFileParts(table: Table, pause?: () => Promise<void>, rowsPerStep = 16_384): Promise<Uint8Array[]> {
   const parts: Uint8Array[] = [];
-  for await (const part of RecordBatchFileWriter.writeAll(table)) parts.push(part);
+  if (!pause || table.batches.length <= 1) {
+    for await (const part of RecordBatchFileWriter.writeAll(table)) parts.push(part);
+    return parts;
+  }
+  const writer = new RecordBatchFileWriter();
+  let rows = 0;
+  for (const batch of table.batches) {
+    writer.write(batch);
+    if ((rows += batch.numRows) >= rowsPerStep) {
+      rows = 0;
+      await pause();
+    }
+  }
+  writer.finish();
+  for await (const part of writer) parts.push(part);
   return parts;
 }

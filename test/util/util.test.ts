@@ -1,4 +1,6 @@
 import test from 'ava';
+import { Field, Float64, Int32, makeData, RecordBatch, Schema, Struct, Table as ArrowTable, tableFromIPC, Utf8 } from 'apache-arrow';
+import { ipcFileParts } from '../../src/util/ipc-parts.js';
 import { bitReversedName, parseBitReversedName } from '../../src/util/bit-reversed-name.js';
 import { murmur3 } from '../../src/util/murmur3.js';
 import { nameUUID } from '../../src/util/uuid.js';
@@ -30,4 +32,38 @@ test('name-based UUIDs are stable and well-formed', (t) => {
   t.is(nameUUID('a'), nameUUID('a'));
   t.not(nameUUID('a'), nameUUID('b'));
   t.regex(nameUUID('x'), /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+});
+
+test('ipcFileParts with pauses writes the bytes it writes without them, and reads back as the table', async (t) => {
+  const schema = new Schema([new Field('a', new Int32(), false), new Field('b', new Float64(), true), new Field('s', new Utf8(), true)]);
+  const batch = (from: number, n: number) => {
+    const a = Int32Array.from({ length: n }, (_, i) => from + i);
+    const b = Float64Array.from({ length: n }, (_, i) => (from + i) / 3);
+    const sOff = Int32Array.from({ length: n + 1 }, (_, i) => i);
+    const sVal = Uint8Array.from({ length: n }, (_, i) => 97 + ((from + i) % 26));
+    const children = [
+      makeData({ type: new Int32(), length: n, data: a }),
+      makeData({ type: new Float64(), length: n, data: b }),
+      makeData({ type: new Utf8(), length: n, valueOffsets: sOff, data: sVal }),
+    ];
+    return new RecordBatch(schema, makeData({ type: new Struct(schema.fields), length: n, children }));
+  };
+  const join = (parts: Uint8Array[]) => Buffer.concat(parts.map((p) => Buffer.from(p.buffer, p.byteOffset, p.byteLength)));
+  for (const sizes of [[], [5], [300, 1, 700, 2000, 5, 999]]) {
+    let at = 0;
+    const batches = sizes.map((n) => {
+      const b = batch(at, n);
+      at += n;
+      return b;
+    });
+    const table = new ArrowTable(schema, batches);
+    let pauses = 0;
+    const plain = join(await ipcFileParts(table));
+    const paused = join(await ipcFileParts(table, async () => void pauses++, 1000));
+    t.true(plain.equals(paused), `batches ${sizes.join(',')}: same bytes`);
+    if (sizes.length > 1) t.true(pauses >= 2, `paused ${pauses} times`);
+    const back = tableFromIPC(paused);
+    t.is(back.numRows, at);
+    t.deepEqual(back.getChild('a')?.toArray().slice(0, 5), table.getChild('a')?.toArray().slice(0, 5));
+  }
 });
