@@ -11,9 +11,10 @@
  *     `tokPos[id]`: token positions, grouped by document in posting order.
  *   They are views into shared 1 MiB chunks with per-size free lists (see `SlabAllocator`), grow
  *   ×4 while small and ×2 from 4 096 entries. An index made by `remapped` or `fromArrow` holds
- *   them as runs of two buffers instead and makes a term's views when first read (`runs`). Posting counts, token-position counts, and the
- *   largest tf / smallest document length per term (score upper bounds) live in growable
- *   `Uint32Array`s indexed by term id. Postings are appended in increasing row position, so they
+ *   them as runs of two buffers instead (`runs`); either way a term's views are made when a
+ *   reader first asks for them. Posting counts, token-position counts, and the largest tf /
+ *   smallest document length per term (score upper bounds) live in growable `Uint32Array`s
+ *   indexed by term id. Postings are appended in increasing row position, so they
  *   are sorted.
  * - Documents: rows `base … base + span − 1`. `docLen` (tokens per row, 0 for null rows and gaps)
  *   plus prefix sums `prefDocs` (documents) and `prefTokens` (tokens, Float64 so totals beyond
@@ -401,12 +402,12 @@ export class InvertedIndex {
   // --- terms ---
   private readonly termIds = new Map<string, number>();
   private readonly termStr: string[] = [];
-  /** Per term, its postings and token positions (a hole: a run of `runs`, see `postOf`). */
+  /** Per term, views of its postings and token positions, made when first read (`postOf`, `tokOf`); undefined until then. */
   private readonly post: (Uint32Array | undefined)[] = [];
   private readonly tokPos: (Uint32Array | undefined)[] = [];
   /**
-   * Set by `remapped` and `fromArrow`: the postings and token positions of terms [0, terms) are
-   * runs of two buffers (`post` from entry `postAt[id]`, `tok` from `tokAt[id]`; lengths from the
+   * Set by `remapped` and `fromArrow`: the postings and token positions of the terms below
+   * `postAt.length` are runs of two buffers (`post` from entry `postAt[id]`, `tok` from `tokAt[id]`; lengths from the
    * counts), and a term's views (`post[id]`, `tokPos[id]`) are made when first read. A view is a
    * ~120-byte heap object: a generation of 50 000 terms held 100 000 of them, most never read,
    * each made on the flush's critical path and each marked by every major GC.
