@@ -353,6 +353,19 @@ class SlabAllocator {
   }
 }
 
+/** Every term's postings and token positions as runs of two buffers (see `InvertedIndex.runs`). */
+interface TermRuns {
+  post: Uint32Array;
+  tok: Uint32Array;
+  postAt: Uint32Array;
+  tokAt: Uint32Array;
+}
+
+/** Run buffers for `terms` terms holding `postings` postings and `tokens` token positions. */
+function emptyRuns(terms: number, postings: number, tokens: number): TermRuns {
+  return { post: new Uint32Array(Math.max(2, 2 * postings)), tok: new Uint32Array(Math.max(1, tokens)), postAt: new Uint32Array(terms), tokAt: new Uint32Array(terms) };
+}
+
 /** Copies entries [from, from + n) of `src` to `dst` from `at`. */
 function copyRun(src: Uint32Array, from: number, dst: Uint32Array, at: number, n: number): void {
   if (n < 64) for (let i = 0; i < n; i++) dst[at + i] = src[from + i]!;
@@ -412,7 +425,7 @@ export class InvertedIndex {
    * ~120-byte heap object: a generation of 50 000 terms held 100 000 of them, most never read,
    * each made on the flush's critical path and each marked by every major GC.
    */
-  private runs: { post: Uint32Array; tok: Uint32Array; postAt: Uint32Array; tokAt: Uint32Array } | null = null;
+  private runs: TermRuns | null = null;
   private postCount: Uint32Array = new Uint32Array(16);
   private posCount: Uint32Array = new Uint32Array(16);
   /** Per term: largest tf and smallest document length over its postings (score upper bounds). */
@@ -1951,10 +1964,8 @@ export class InvertedIndex {
       out.byLenMasks[l]![at] = maskOf[oldOf[i]!]!;
       out.byLenCount[l] = at + 1;
     }
-    const postAll = new Uint32Array(Math.max(2, 2 * totalPost));
-    const tokAll = new Uint32Array(Math.max(1, totalTok));
-    const postAt = new Uint32Array(nNew);
-    const tokAt = new Uint32Array(nNew);
+    const runs = emptyRuns(nNew, totalPost, totalTok);
+    const { post: postAll, tok: tokAll, postAt, tokAt } = runs;
     let po = 0;
     let to = 0;
     let work = 0;
@@ -1991,7 +2002,7 @@ export class InvertedIndex {
     }
     out.post.length = nNew;
     out.tokPos.length = nNew;
-    out.runs = { post: postAll, tok: tokAll, postAt, tokAt };
+    out.runs = runs;
     out.packed = { post: postAll, tok: tokAll, postings: totalPost, tokens: totalTok };
     // The forward index moves with the rows.
     yield;
@@ -2225,10 +2236,8 @@ export class InvertedIndex {
       totalTok += tokData[ch]!.valueOffsets[n]! - tokData[ch]!.valueOffsets[0]!;
       left -= n;
     }
-    const postAll = new Uint32Array(Math.max(2, 2 * totalPost));
-    const tokAll = new Uint32Array(Math.max(1, totalTok));
-    const postAt = new Uint32Array(nTerms);
-    const tokAt = new Uint32Array(nTerms);
+    const runs = emptyRuns(nTerms, totalPost, totalTok);
+    const { post: postAll, tok: tokAll, postAt, tokAt } = runs;
     let postBase = 0;
     let tokBase = 0;
     let t = 0;
@@ -2305,7 +2314,7 @@ export class InvertedIndex {
     // `termId` gave every term empty arrays: they are runs now.
     idx.post.fill(undefined);
     idx.tokPos.fill(undefined);
-    idx.runs = { post: postAll, tok: tokAll, postAt, tokAt };
+    idx.runs = runs;
     if (span > 0) idx.fwd = yield* RowTerms.fromPostingsSteps(postAll, postAt, idx.postCount, nTerms, base, span, sliceWork);
     return idx;
   }
