@@ -241,6 +241,18 @@ export function regionLiveness(
   }
   // Every newer MemTable's state must be the cached one for the incremental path.
   const memCached = own.slice(0, memCount).every((o) => o.cached);
+  // A MemTable's new rows are applied to every older source, usually all from the same row: read
+  // their keys once (a put's 20 keys against ten generations were read ten times).
+  const keyMemo = new Map<number, { from: number; keys: KeyValue[] }>();
+  const newKeys = (m: number, from: number, to: number): KeyValue[] => {
+    let e = keyMemo.get(m);
+    if (e === undefined || e.from !== from) {
+      const keys: KeyValue[] = [];
+      forRows(sources[m], from, to, keyIndexes, tombstoneIndex, (_pos, key) => keys.push(key));
+      keyMemo.set(m, (e = { from, keys }));
+    }
+    return e.keys;
+  };
   return sources.map((source, s) => {
     const rows = source.rowCount;
     const genDead = s >= memCount ? cacheSlot.dead![s - memCount] : undefined;
@@ -265,13 +277,13 @@ export function regionLiveness(
         current.add(o.keys);
         const done = sup!.applied.get(o.keys) ?? 0;
         if (done < o.keys.rowCount) {
-          forRows(sources[m], done, o.keys.rowCount, keyIndexes, tombstoneIndex, (_pos, key) => {
+          for (const key of newKeys(m, done, o.keys.rowCount)) {
             const pos = positions.get(key);
             if (pos !== undefined && !bits[pos]) {
               bits[pos] = 1;
               newlyDead.push(pos);
             }
-          });
+          }
           sup!.applied.set(o.keys, o.keys.rowCount);
         }
       });
