@@ -1,7 +1,8 @@
 /**
  * regionLiveness against a brute-force reference, over random histories of growing MemTables,
- * freezes, flushes and deletes — including older snapshots that run after the caches moved on
- * (they must get their own, correct answer and leave the caches intact).
+ * freezes, flushes, deletes and generations reloaded with a fresh cache — including older
+ * snapshots that run after the caches moved on (they must get their own, correct answer and
+ * leave the caches intact).
  */
 import test from 'ava';
 import { Bool, Field, Int64, makeData, RecordBatch, Schema, Struct } from 'apache-arrow';
@@ -76,6 +77,9 @@ test('incremental liveness equals the reference, also for older snapshots runnin
         if (gens.length > 3) gens.pop();
         signature = `g${++sigCounter}`;
       }
+      // A generation evicted from the cache and loaded again: a fresh cache object, so its
+      // liveness starts over (every MemTable row applied again) while newer sources continue.
+      if (gens.length > 1 && rnd() < 0.15) gens[1 + Math.floor(rnd() * (gens.length - 1))]!.cache = {};
       const all = [...mems, ...gens];
       const check = (views: { batches: RecordBatch[]; rowCount: number; cache: LivenessCache; rows: Src['rows'] }[], what: string) => {
         const got = regionLiveness(views.map((v) => ({ ...v, rowOffsets: rowOffsetsOf(v.batches) })), gens.length, keyIdx, tomb, slot, signature);
