@@ -8,16 +8,12 @@
 import test from 'ava';
 import { InvertedIndex } from '../../../src/index/fts/inverted-index.js';
 import { mulberry32 } from '../../helpers/rng.js';
+import { skewedTexts, wordList } from './synthetic.js';
 
-const WORDS = Array.from({ length: 60 }, (_, i) => `w${i}`);
+const WORDS = wordList(60);
 const opts = { stem: false, stopWords: false } as const;
 
-function texts(rng: () => number, n: number): (string | null)[] {
-  return Array.from({ length: n }, () => {
-    if (rng() < 0.05) return null;
-    return Array.from({ length: 1 + Math.floor(rng() * 12) }, () => WORDS[Math.floor(rng() * rng() * WORDS.length)]).join(' ');
-  });
-}
+const texts = (rng: () => number, n: number) => skewedTexts(rng, n, WORDS, 12, 0.05);
 
 type Read = (index: InvertedIndex, end: number) => unknown;
 

@@ -8,19 +8,13 @@
 import test, { type ExecutionContext } from 'ava';
 import { InvertedIndex } from '../../../src/index/fts/inverted-index.js';
 import { mulberry32 } from '../../helpers/rng.js';
+import { skewedTexts, wordList } from './synthetic.js';
 
-const WORDS = Array.from({ length: 40 }, (_, i) => `w${i}`);
+const WORDS = wordList(40);
 const opts = { stem: false, stopWords: false } as const;
 
-function texts(rng: () => number, n: number): (string | null)[] {
-  return Array.from({ length: n }, () => {
-    const r = rng();
-    if (r < 0.05) return null;
-    if (r < 0.08) return '';
-    // Repeats within a document are common (skewed draw): each must be recorded once.
-    return Array.from({ length: 1 + Math.floor(rng() * 30) }, () => WORDS[Math.floor(rng() * rng() * WORDS.length)]).join(' ');
-  });
-}
+// Repeats within a document are common (skewed draw): each must be recorded once.
+const texts = (rng: () => number, n: number) => skewedTexts(rng, n, WORDS, 30, 0.05, 0.03);
 
 /** Every row in [from, to): its forward ids are exactly the ids of the words it holds, once each. */
 function checkForward(t: ExecutionContext, index: InvertedIndex, from: number, to: number, label: string, words: readonly string[] = WORDS): void {

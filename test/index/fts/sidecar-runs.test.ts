@@ -9,18 +9,12 @@ import test, { type ExecutionContext } from 'ava';
 import { RecordBatch, Table, tableToIPC } from 'apache-arrow';
 import { InvertedIndex } from '../../../src/index/fts/inverted-index.js';
 import { mulberry32 } from '../../helpers/rng.js';
+import { skewedTexts, wordList } from './synthetic.js';
 
-const WORDS = Array.from({ length: 80 }, (_, i) => `w${i}`);
+const WORDS = wordList(80);
 const opts = { stem: false, stopWords: false } as const;
 
-function texts(rng: () => number, n: number): (string | null)[] {
-  return Array.from({ length: n }, () => {
-    const r = rng();
-    if (r < 0.05) return null;
-    if (r < 0.07) return '';
-    return Array.from({ length: 1 + Math.floor(rng() * 12) }, () => WORDS[Math.floor(rng() * rng() * WORDS.length)]).join(' ');
-  });
-}
+const texts = (rng: () => number, n: number) => skewedTexts(rng, n, WORDS, 12, 0.05, 0.02);
 
 function same(t: ExecutionContext, got: InvertedIndex, want: InvertedIndex, rows: number, label: string): void {
   let bad = 0;

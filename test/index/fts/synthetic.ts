@@ -1,4 +1,4 @@
-/** Deterministic synthetic corpus for the FTS benchmark: Zipfian vocabulary of pseudo-words. */
+/** Deterministic synthetic corpora for the FTS tests and benchmark: Zipfian pseudo-words, skewed documents of `wN` words. */
 export { mulberry32 } from '../../helpers/rng.js';
 
 const SYL = ['ka', 'lo', 'mi', 'ne', 'ru', 'sa', 'ti', 'vo', 'ze', 'pa', 'do', 'gu', 'be', 'fi', 'ho', 'ja', 'xo', 'wy', 'ce', 'qu'];
@@ -51,4 +51,23 @@ export function syntheticDocs(n: number, z: Zipf, rnd: () => number, minLen = 10
     docs[d] = words.join(' ');
   }
   return docs;
+}
+
+/** Words `w0` … `w{n-1}`. */
+export function wordList(n: number): string[] {
+  return Array.from({ length: n }, (_, i) => `w${i}`);
+}
+
+/**
+ * `n` documents for index tests: a fraction `nulls` of them null, `empties` empty, the rest of
+ * 1 … `maxWords` words drawn from `words` skewed towards the first (index ⌊rng()·rng()·|words|⌋,
+ * so words repeat within a document).
+ */
+export function skewedTexts(rng: () => number, n: number, words: readonly string[], maxWords: number, nulls = 0, empties = 0): (string | null)[] {
+  return Array.from({ length: n }, () => {
+    const r = rng();
+    if (r < nulls) return null;
+    if (r < nulls + empties) return '';
+    return Array.from({ length: 1 + Math.floor(rng() * maxWords) }, () => words[Math.floor(rng() * rng() * words.length)]).join(' ');
+  });
 }
