@@ -515,6 +515,18 @@ export class InvertedIndex {
     return (this.tokPos[id] = this.viewOf(id * LOC_STRIDE + 3, id, false));
   }
 
+  /**
+   * `postOf` / `tokOf` without keeping the view: for a read that does not come back (a flush's
+   * remap of an index about to be dropped, a growth that moves the array), so no view per term
+   * is left behind.
+   */
+  private postingsOnce(id: number): Uint32Array {
+    return this.post[id] ?? this.viewOf(id * LOC_STRIDE, id, true);
+  }
+  private tokensOnce(id: number): Uint32Array {
+    return this.tokPos[id] ?? this.viewOf(id * LOC_STRIDE + 3, id, false);
+  }
+
   /** Whether term `id`'s array with location `loc[L..L+2]` is its run in `runs` (not in the slab). */
   private inRun(L: number, id: number): boolean {
     return this.runs !== null && id < this.runs.postAt.length && (L >= this.loc.length || this.loc[L] === 0);
@@ -906,13 +918,13 @@ export class InvertedIndex {
 
   /** Moves `post[id]` (its first `used` entries kept) to a slab array of at least `need` entries. */
   private growPost(id: number, used: number, need: number): void {
-    this.growArray(id * LOC_STRIDE, used, need, this.loc[id * LOC_STRIDE] === 0 ? this.postOf(id) : undefined);
+    this.growArray(id * LOC_STRIDE, used, need, this.loc[id * LOC_STRIDE] === 0 ? this.postingsOnce(id) : undefined);
     this.post[id] = undefined;
   }
 
   /** Moves `tokPos[id]` (its first `used` entries kept) to a slab array of at least `need` entries. */
   private growTok(id: number, used: number, need: number): void {
-    this.growArray(id * LOC_STRIDE + 3, used, need, this.loc[id * LOC_STRIDE + 3] === 0 ? this.tokOf(id) : undefined);
+    this.growArray(id * LOC_STRIDE + 3, used, need, this.loc[id * LOC_STRIDE + 3] === 0 ? this.tokensOnce(id) : undefined);
     this.tokPos[id] = undefined;
   }
 
@@ -1899,7 +1911,7 @@ export class InvertedIndex {
       let work = 0;
       for (let id = 0; id < nTerms; id++) {
         const c = this.postCount[id]!;
-        const kp = countKept(this.postOf(id), c, newPosition, keptTok, id);
+        const kp = countKept(this.postingsOnce(id), c, newPosition, keptTok, id);
         keptPost[id] = kp;
         totalPost += kp;
         totalTok += keptTok[id]!;
@@ -1978,8 +1990,8 @@ export class InvertedIndex {
       const kp = keptPost[id]!;
       const c = this.postCount[id]!;
       const pc = this.posCount[id]!;
-      const p = this.postOf(id);
-      const tp = this.tokOf(id);
+      const p = this.postingsOnce(id);
+      const tp = this.tokensOnce(id);
       const kt = keptTok[id]!;
       postAt[nid] = po;
       tokAt[nid] = to;
