@@ -2,6 +2,7 @@
 // + 5 % upserts in the MemTable), built once into DIR and reopened by later runs, then BM25 top-10
 // of 1-3 Zipf words with and without `year >= 2021`, alternating ROUNDS times: p50 wall / CPU.
 // PROF=1 writes /tmp/q/bm25.cpuprofile of the query phase.
+// GENS=1 builds the one-generation table of bench:search's comparison instead.
 // N=1000000 Q=200 node --max-old-space-size=16384 --import=tsx bench/dev-bm25.ts
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
@@ -15,7 +16,8 @@ import { HOLD_IN_MEMTABLE } from './lib/quiver.js';
 const N = Number(process.env.N ?? 1_000_000);
 const Q = Number(process.env.Q ?? 200);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
-const DIR = process.env.DIR ?? `/tmp/qb/t${N}`;
+const GENS = process.env.GENS === '1' ? 1 : 10;
+const DIR = process.env.DIR ?? `/tmp/qb/${GENS === 1 ? 'one' : 't'}${N}`;
 const DIM = 128;
 const GiB = 1024 ** 3;
 const gen = searchRowGenerator(DIM);
@@ -27,7 +29,7 @@ const db = await connect(DIR, { fsync: false, generationCacheBytes: 16 * GiB, wr
 let table: Table;
 if (fresh) {
   table = await db.createTable('t', searchSchema(DIM), { primaryKey: 'id', writer: HOLD_IN_MEMTABLE });
-  await buildSearchTable(table, gen, N, (part) => log(`part ${part}`));
+  await buildSearchTable(table, gen, N, (part) => log(`part ${part}`), GENS);
   log('built');
 } else {
   table = await db.openTable('t');
@@ -57,13 +59,14 @@ const run = async (filter: boolean) => {
     console.log('queries around the median (40-60 %): mean per phase', JSON.stringify(Object.fromEntries(Object.entries(phases).map(([key, v]) => [key, (mid.reduce((a, i) => a + v[i], 0) / mid.length).toFixed(3)]))));
     console.log('slowest 5:', order.slice(-5).map((i) => `${queries[i]} ${phases.total[i].toFixed(1)}ms`).join(' | '));
   }
+  if (process.env.DUMP) await writeFile(`${process.env.DUMP}.${filter ? 'filter' : 'plain'}.json`, JSON.stringify(queries.map((q, i) => [q, ms[i]])));
   const c = process.cpuUsage(cpu);
   const w = { ...ftsSearchWork };
   for (const key of Object.keys(ftsSearchWork)) (ftsSearchWork as Record<string, number>)[key] = 0;
   if (process.env.DEBUG) { console.log(JSON.stringify(Object.fromEntries(Object.entries(T).map(([a, b]) => [a, (b / Q).toFixed(3)])))); for (const key of Object.keys(T)) T[key] = 0; }
   if (process.env.DEBUG) console.log(JSON.stringify(Object.fromEntries(Object.entries(w).map(([a, b]) => [a, Math.round(b / Q)]))));
   ms.sort((a, b) => a - b);
-  return `p50 ${ms[Math.floor(ms.length / 2)].toFixed(3)} p90 ${ms[Math.floor(ms.length * 0.9)].toFixed(3)} ms, CPU ${((c.user + c.system) / 1000 / Q).toFixed(3)} ms/query; per query: pruned scored ${(w.prunedScored / Q).toFixed(0)} skipped ${(w.prunedSkipped / Q).toFixed(0)}`;
+  return `p50 ${ms[Math.floor(ms.length / 2)].toFixed(3)} p90 ${ms[Math.floor(ms.length * 0.9)].toFixed(3)} ms, CPU ${((c.user + c.system) / 1000 / Q).toFixed(3)} ms/query; per query: pruned scored ${(w.prunedScored / Q).toFixed(0)} skipped ${(w.prunedSkipped / Q).toFixed(0)} touch-scanned ${(w.touchScanned / Q).toFixed(0)} update-scanned ${(w.updateScanned / Q).toFixed(0)} galloped ${(w.galloped / Q).toFixed(0)} searches ${(w.searches / Q).toFixed(1)}`;
 };
 await run(false); // warm-up (loads generations)
 await run(true);

@@ -360,13 +360,14 @@ export async function putRowRange(table: { schema: Schema; put(b: RecordBatch): 
  * IVF-PQ, FTS and scalar indexes created after the first tenth), then 5 % of the keys upserted
  * into the MemTable, and the background index work settled. `onPart` is told each flushed part.
  */
-export async function buildSearchTable(table: SearchTable, gen: RowGenerator, n: number, onPart?: (part: number) => void): Promise<void> {
+export async function buildSearchTable(table: SearchTable, gen: RowGenerator, n: number, onPart?: (part: number) => void, generations: 1 | 10 = 10): Promise<void> {
   const base = makeRows(gen, new Rng(1000 + n), Int32Array.from({ length: n }, (_, i) => i));
   const tenth = Math.ceil(n / 10);
   for (let part = 0; part < 10; part++) {
     await putRowRange(table, base, part * tenth, Math.min(n, (part + 1) * tenth));
     if (part === 0) for (const [c, type] of [['vector', 'ivf_pq'], ['body', 'fts'], ['year', 'scalar']] as const) await table.createIndex(c, { type });
-    await table.flush();
+    // Ten generations: a flush after each tenth; one: only after the last.
+    if (generations === 10 || part === 9) await table.flush();
     onPart?.(part);
   }
   const ups = makeRows(gen, new Rng(3000 + n), distinctKeys(new Rng(2000 + n), n, Math.round(n * 0.05)));

@@ -15,7 +15,7 @@ import { gatherData } from '../../exec/kernels/gather.js';
 import { evaluateFilter } from '../../exec/expr/evaluate.js';
 import type { Expr } from '../../exec/expr/expr.js';
 import { InvalidError } from '../errors.js';
-import { emptyFtsStats, type InvertedIndex, mergeFtsStats } from '../index/fts/inverted-index.js';
+import { addFtsStats, emptyFtsStats, type InvertedIndex } from '../index/fts/inverted-index.js';
 import type { FtsQuery } from '../index/fts/query.js';
 import { LiveCorpusStats } from '../index/fts/live-corpus-stats.js';
 import type { ScalarIndex, ScalarPredicate } from '../index/scalar/scalar-index.js';
@@ -261,37 +261,43 @@ function liveStats(index: InvertedIndex, terms: Iterable<string>, state: LiveSta
 }
 
 export function textHits(prepared: readonly PreparedSource[], def: IndexDef, query: FtsQuery, k: number): Hit[] {
-  const withIndex = prepared.map((p) => {
+  const indexes = prepared.map((p) => {
     const index = p.source.indexes.index<InvertedIndex>(def.name);
     if (!index) throw new InvalidError(`search: no full-text index on ${def.column}`);
-    return { ...p, index };
+    return index;
   });
   // BM25 statistics over the live rows of every source, so scores compare across MemTables and
   // generations and do not depend on stale versions still stored.
   const terms = new Set<string>();
-  for (const p of withIndex) for (const t of p.index.queryTerms(query, p.source.rowCount)) terms.add(t);
-  let stats = emptyFtsStats();
+  for (let s = 0; s < prepared.length; s++) for (const t of indexes[s].queryTerms(query, prepared[s].source.rowCount)) terms.add(t);
+  const stats = emptyFtsStats();
   for (const t of terms) stats.docFreq.set(t, 0);
-  for (const p of withIndex) {
+  // A source none of whose live rows holds a query term (or a fuzzy expansion of one) has no
+  // hit: it still counts in the statistics, but is not searched.
+  const holdsTerm = new Uint8Array(prepared.length);
+  for (let s = 0; s < prepared.length; s++) {
+    const p = prepared[s];
+    const index = indexes[s];
     const local =
       p.liveCount === p.source.rowCount
-        ? p.index.stats(terms, p.source.rowCount)
+        ? index.stats(terms, p.source.rowCount)
         : p.liveState
-          ? liveStats(p.index, terms, p.liveState)
-          : p.index.statsExcluding(terms, p.source.rowCount, (pos) => p.live[pos] === 0);
-    stats = mergeFtsStats(stats, local);
+          ? liveStats(index, terms, p.liveState)
+          : index.statsExcluding(terms, p.source.rowCount, (pos) => p.live[pos] === 0);
+    addFtsStats(stats, local);
+    for (const df of local.docFreq.values()) if (df > 0) holdsTerm[s] = 1;
   }
   // Largest sources first; each later source only needs rows that can beat the k-th best score
   // found so far, which its MaxScore pruning starts from (slightly lowered, so float32 rounding
   // of the reported scores cannot drop a tie).
-  const order = withIndex.map((_, i) => i).sort((a, b) => withIndex[b].source.rowCount - withIndex[a].source.rowCount || a - b);
+  const order = prepared.map((_, i) => i).sort((a, b) => prepared[b].source.rowCount - prepared[a].source.rowCount || a - b);
   const best = new TopK(k); // by −score
   const hits: (Hit & { rank: number })[] = [];
   for (const s of order) {
-    const { source, allowed, allowedCount, index } = withIndex[s];
-    if (allowedCount === 0) continue;
+    const { source, allowed, allowedCount } = prepared[s];
+    if (allowedCount === 0 || holdsTerm[s] === 0) continue;
     const minScore = best.full ? -best.bound * (1 - 1e-6) : undefined;
-    const r = index.search(query, { k, stats, allowedMask: allowed, maxPosition: source.rowCount, minScore });
+    const r = indexes[s].search(query, { k, stats, allowedMask: allowed, maxPosition: source.rowCount, minScore });
     for (let i = 0; i < r.positions.length; i++) {
       hits.push({ source, position: r.positions[i], value: r.scores[i], rank: s });
       best.offer(-r.scores[i], hits.length);

@@ -12,6 +12,7 @@ import test, { type ExecutionContext } from 'ava';
 import { Field, Int64, makeVector, Schema, Table, Utf8, vectorFromArray } from 'apache-arrow';
 import { connect, MemoryObjectStore, type Table as QuiverTable } from '../../src/quiver.js';
 import { parseFtsQuery } from '../../src/index/fts/query.js';
+import { ftsSearchWork } from '../../src/index/fts/inverted-index.js';
 import { mulberry32 } from '../helpers/rng.js';
 import { RefIndex, refDocs } from '../index/fts/reference.js';
 
@@ -99,4 +100,37 @@ test('live BM25 statistics stay exact across large puts, null texts and a reopen
     }
     await db.close();
   }
+});
+
+// Serial: the search counter is process-wide, and serial tests run before the concurrent ones.
+test.serial('a text search searches only the sources whose live rows hold a query term, and finds every match', async (t) => {
+  const db = await connect('memory://', { store: new MemoryObjectStore(), writer: { maxWalFlushIntervalMs: 0 } });
+  const table = await db.createTable('d', schema, { primaryKey: 'id' });
+  await table.createIndex('body', { type: 'fts', stem: false, stopWords: false });
+  const live = new Map<number, string>();
+  const put = async (ids: number[], body: (id: number) => string) => {
+    await table.put(new Table({ id: makeVector(BigInt64Array.from(ids.map(BigInt))), body: vectorFromArray(ids.map(body), new Utf8()) }));
+    for (const id of ids) live.set(id, body(id));
+  };
+  // Four generations, each with a word of its own (g0 … g3) beside a word they all share.
+  for (let g = 0; g < 4; g++) {
+    await put(Array.from({ length: 50 }, (_, i) => g * 50 + i), (id) => `common g${g} n${id % 7}`);
+    await table.flush();
+  }
+  // Every row holding g1 is upserted into the MemTable without it: generation 1 keeps the word
+  // only in dead rows.
+  await put(Array.from({ length: 50 }, (_, i) => 50 + i), (id) => `common moved n${id % 7}`);
+  const searches = async (q: string) => {
+    const before = ftsSearchWork.searches;
+    await checkScores(t, table, live, q, `'${q}'`);
+    return ftsSearchWork.searches - before;
+  };
+  t.is(await searches('g2'), 1, 'only the generation holding g2');
+  t.is(await searches('g0 g3'), 2);
+  t.is(await searches('g1'), 0, 'no live row holds g1');
+  t.is(await searches('g1 moved'), 1, 'only the MemTable');
+  t.is(await searches('common'), 4, 'generations 0, 2, 3 and the MemTable: generation 1 holds no live row');
+  t.is(await searches('"common g2"'), 4, 'a phrase: the sources holding any of its words');
+  t.is(await searches('absent'), 0);
+  await db.close();
 });

@@ -189,9 +189,16 @@ export function emptyFtsStats(): FtsStats {
 
 /** Sums two statistics (a new object; inputs are not modified). */
 export function mergeFtsStats(a: FtsStats, b: FtsStats): FtsStats {
-  const docFreq = new Map(a.docFreq);
-  for (const [t, df] of b.docFreq) docFreq.set(t, (docFreq.get(t) ?? 0) + df);
-  return { docCount: a.docCount + b.docCount, totalTokens: a.totalTokens + b.totalTokens, docFreq };
+  const merged: FtsStats = { docCount: a.docCount, totalTokens: a.totalTokens, docFreq: new Map(a.docFreq) };
+  addFtsStats(merged, b);
+  return merged;
+}
+
+/** Adds `b` into `into` in place (what `mergeFtsStats` returns, without copying `into`). */
+export function addFtsStats(into: FtsStats, b: FtsStats): void {
+  into.docCount += b.docCount;
+  into.totalTokens += b.totalTokens;
+  for (const [t, df] of b.docFreq) into.docFreq.set(t, (into.docFreq.get(t) ?? 0) + df);
 }
 
 /**
@@ -257,7 +264,7 @@ interface TermBlocks {
 }
 
 /** Counters for tests and benchmarks: postings the block-max path (`runFirstTermPruned`) scored and skipped. */
-export const ftsSearchWork = { prunedScored: 0, prunedSkipped: 0 };
+export const ftsSearchWork = { prunedScored: 0, prunedSkipped: 0, touchScanned: 0, updateScanned: 0, galloped: 0, searches: 0 };
 
 /** Postings per block of the block-max bounds. */
 const BLOCK_POSTINGS = 64;
@@ -1132,6 +1139,7 @@ export class InvertedIndex {
     this.searching = true;
     try {
       this.flush();
+      ftsSearchWork.searches++;
       return this.searchImpl(query, opts);
     } finally {
       this.searching = false;
@@ -1595,6 +1603,7 @@ export class InvertedIndex {
     const c0 = BM25_K1 * (1 - BM25_B);
     const c1 = (BM25_K1 * BM25_B) / avgdl;
     if (this.mode === Mode.Touch) {
+      ftsSearchWork.touchScanned += end;
       // Hot path, inlined.
       const epoch = this.epoch;
       const cEpoch = this.clauseEpoch;
@@ -1636,6 +1645,7 @@ export class InvertedIndex {
     // (galloping) instead of scanning the whole list.
     const m = this.nTouched;
     if (m * 8 < end) {
+      ftsSearchWork.galloped += m;
       this.sortTouched();
       const touched = this.touched;
       let j = 0;
@@ -1668,6 +1678,7 @@ export class InvertedIndex {
       }
       return;
     }
+    ftsSearchWork.updateScanned += end;
     let prevEnd = 0;
     for (let j = 0; j < end; j++) {
       const d = post[2 * j]! - base;
