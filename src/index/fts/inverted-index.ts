@@ -263,7 +263,11 @@ interface TermBlocks {
   count: number;
 }
 
-/** Counters for tests and benchmarks: postings the block-max path (`runFirstTermPruned`) scored and skipped. */
+/**
+ * Counters for tests and benchmarks: postings the block-max path (`runFirstTermPruned`) scored and
+ * skipped; postings `runTerm` scanned touching rows or updating touched ones, touched rows it
+ * looked up by galloping instead; and `search` calls.
+ */
 export const ftsSearchWork = { prunedScored: 0, prunedSkipped: 0, touchScanned: 0, updateScanned: 0, galloped: 0, searches: 0 };
 
 /** Postings per block of the block-max bounds. */
