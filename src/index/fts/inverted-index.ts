@@ -52,7 +52,7 @@
  * ## Global statistics and fuzzy expansion
  * Scores depend on statistics of every source a query spans. The caller gathers the terms with
  * `queryTerms(query)` from every source, gets `stats(terms, cutoff)` from every source, merges
- * them with `mergeFtsStats`, and passes the merged stats to each source's `search`
+ * them (`mergeFtsStats`, or `addFtsStats` in place), and passes the merged stats to each source's `search`
  * (`collectFtsStats` does all of that). A fuzzy clause expands to the `maxExpansions` best
  * candidates, ordered by (edit distance, term in UTF-16 order), among terms with a visible
  * df > 0. Each source proposes its own best candidates in `queryTerms`; `search` picks the final
@@ -212,9 +212,9 @@ export function collectFtsStats(
   const terms = new Set<string>();
   for (const s of sources) for (const t of s.index.queryTerms(query, s.maxPosition)) terms.add(t);
   const list = [...terms];
-  let stats = emptyFtsStats();
+  const stats = emptyFtsStats();
   for (const t of list) stats.docFreq.set(t, 0);
-  for (const s of sources) stats = mergeFtsStats(stats, s.index.stats(list, s.maxPosition));
+  for (const s of sources) addFtsStats(stats, s.index.stats(list, s.maxPosition));
   return stats;
 }
 
