@@ -19,6 +19,7 @@ import { performance, PerformanceObserver } from 'node:perf_hooks';
 import { connect } from '../src/database.js';
 import { DEFAULT_WRITER_CONFIG } from '../src/region/writer-config.js';
 import { encodeWorkerReady, encodeWorkerStats } from '../src/index/vector/encode-worker.js';
+import { fileWriteWorkerReady, fileWriteWorkerStats } from '../src/storage/file-write-worker.js';
 import { envList, envNumber } from './env.js';
 import { makeRows, Rng, rowsBatch, searchRowGenerator, searchSchema } from './lib/data.js';
 import { HOLD_IN_MEMTABLE } from './lib/quiver.js';
@@ -66,7 +67,7 @@ try {
   await t.flush();
   await t.close();
   await db.close();
-  if (process.env.WARM !== '0') console.log(`encode worker ready: ${await encodeWorkerReady()}`);
+  if (process.env.WARM !== '0') console.log(`encode worker ready: ${await encodeWorkerReady()}, file write worker ready: ${await fileWriteWorkerReady()}`);
   let next = BASE;
   for (let rep = 0; rep < REPS; rep++) for (const slice of SLICES) {
     const db2 = await connect(dir, { fsync: FSYNC, writer: { ...DEFAULT_WRITER_CONFIG, indexSliceRows: slice } });
@@ -136,7 +137,7 @@ try {
       const us = (x: number) => (x / ROWS).toFixed(1);
       console.log(
         `${inflight} in flight: ${Math.round(ROWS / (ms / 1000)).toLocaleString('en-US')} rows/s | CPU ${us(cpu.user + cpu.system)} µs/row (all threads) | ` +
-          `main busy ${us(elu.active * 1000)} µs/row | worker encoded ${encodeWorkerStats.rows - jobs0} rows | GC ${us(gcMs * 1000)} µs/row | load ${os.loadavg()[0].toFixed(1)}`,
+          `main busy ${us(elu.active * 1000)} µs/row | worker encoded ${encodeWorkerStats.rows - jobs0} rows, file worker jobs ${fileWriteWorkerStats.jobs} | GC ${us(gcMs * 1000)} µs/row | load ${os.loadavg()[0].toFixed(1)}`,
       );
       console.log(`  threads µs/row: ${threads.map(([k, v]) => `${k} ${us(v * 1000)}`).join(', ')}`);
     }

@@ -9,6 +9,11 @@
  * to the first one that already existed. A directory fsync error is an error, except the "not
  * supported" answers of file systems that cannot sync directories.
  *
+ * Writes of up to OFF_THREAD_MAX_BYTES go, once it is running, to the file write worker
+ * (file-write-worker.ts), which does the same steps synchronously on its own thread: the event
+ * loop pays one message each way instead of a turn per step (`writeThread: false` keeps them
+ * here). Directories are still created here, memoized.
+ *
  * Temporary files are named `.<name>.tmp.<random hex>`; they are never listed, and keys whose
  * last part looks like one are refused. A crash can leave one behind: a partial write, or, between
  * putIfAbsent's link and its removal of the temp, a second hard link to a published object.
@@ -22,6 +27,7 @@ import { randomBytes } from 'node:crypto';
 import { constants as fsc, promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { AlreadyExistsError, InternalError, InvalidError, NotFoundError, QuiverError, StorageError, UnavailableError } from '../errors.js';
+import { type FileWriteOutcome, NO_DIR_SYNC, writeOffThread } from './file-write-worker.js';
 import { type ByteRange, checkKey, type ObjectMeta, type ObjectStore } from './object-store.js';
 
 export interface LocalStoreOptions {
@@ -32,6 +38,11 @@ export interface LocalStoreOptions {
    * ms), so a concurrent writer in another process keeps its in-flight temp files.
    */
   tempGraceMs?: number;
+  /**
+   * Do writes of up to OFF_THREAD_MAX_BYTES on the file write worker (default true; see
+   * file-write-worker.ts); false keeps every step on the event loop, through `fsyncDir`.
+   */
+  writeThread?: boolean;
 }
 
 const TEMP_MARK = '.tmp.';
@@ -43,6 +54,7 @@ export class LocalObjectStore implements ObjectStore {
   private readonly root: string;
   private readonly fsync: boolean;
   private readonly tempGraceMs: number;
+  private readonly writeThread: boolean;
   /** Per directory: settles once it exists and its entry is durable in its parent. */
   private readonly dirs = new Map<string, Promise<void>>();
   private swept: Promise<void> | undefined;
@@ -52,6 +64,7 @@ export class LocalObjectStore implements ObjectStore {
     this.description = `file://${this.root}`;
     this.fsync = options.fsync ?? true;
     this.tempGraceMs = options.tempGraceMs ?? 60_000;
+    this.writeThread = options.writeThread ?? true;
   }
 
   /** A store whose sweep of crash leftovers has already run, so its errors surface here. */
@@ -117,31 +130,53 @@ export class LocalObjectStore implements ObjectStore {
   async putParts(key: string, parts: readonly Uint8Array[]): Promise<void> {
     const target = this.pathOf(key);
     await this.ready();
-    const tmp = await this.writeTemp(target, parts);
+    if (await this.writeElsewhere(key, target, parts, 'rename')) return;
+    const { tmp, closed } = await this.writeTemp(target, parts, true);
     try {
       await fs.rename(tmp, target);
     } catch (e) {
+      await closed;
       await removeTemp(tmp);
       throw mapFsError(e, key, this.description, 'write');
     }
-    await this.syncDir(path.dirname(target));
+    try {
+      await this.syncDir(path.dirname(target));
+    } finally {
+      await closed;
+    }
   }
 
+  /**
+   * Each step of a write waits for an event-loop turn, and on a busy loop (a writer indexing
+   * the rows of the WAL entry it is writing, in slices) every turn can be a slice long; so the
+   * steps that need not wait for each other do not: the temp file is closed while it is linked
+   * (renamed, by `putParts`), and its name removed while the directory is synced (the removal is
+   * best effort anyway, see `removeTemp`).
+   */
   async putIfAbsent(key: string, data: Uint8Array): Promise<void> {
     const target = this.pathOf(key);
     await this.ready();
-    const tmp = await this.writeTemp(target, data);
+    if (await this.writeElsewhere(key, target, [data], 'link')) return;
+    const { tmp, closed } = await this.writeTemp(target, data, true);
+    let linked: unknown;
     try {
       await fs.link(tmp, target);
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'EEXIST') {
+      linked = e;
+    }
+    const removed = closed.then(() => removeTemp(tmp));
+    if (linked !== undefined) {
+      await removed;
+      if ((linked as NodeJS.ErrnoException).code === 'EEXIST') {
         throw new AlreadyExistsError(`object ${key} already exists in ${this.description}`);
       }
-      throw mapFsError(e, key, this.description, 'write');
-    } finally {
-      await removeTemp(tmp);
+      throw mapFsError(linked, key, this.description, 'write');
     }
-    await this.syncDir(path.dirname(target));
+    try {
+      await this.syncDir(path.dirname(target));
+    } finally {
+      await removed;
+    }
   }
 
   async head(key: string): Promise<ObjectMeta | undefined> {
@@ -235,7 +270,47 @@ export class LocalObjectStore implements ObjectStore {
     await walk(this.root);
   }
 
-  private async writeTemp(target: string, data: Uint8Array | readonly Uint8Array[]): Promise<string> {
+  /**
+   * Writes `data` to a new synced temp file next to `target` and returns its name. With
+   * `closeLater` it resolves before the file is closed (a published name does not need the
+   * descriptor closed first); `closed` settles once it is, never rejecting (the data is synced;
+   * a failed close loses nothing).
+   */
+  /**
+   * The whole write on the file write worker, when it takes it: true once done there (throwing
+   * what it came to), false when the caller must write it itself.
+   */
+  private async writeElsewhere(key: string, target: string, parts: readonly Uint8Array[], publish: 'link' | 'rename'): Promise<boolean> {
+    if (!this.writeThread) return false;
+    const dir = path.dirname(target);
+    try {
+      await this.ensureDir(dir);
+    } catch (e) {
+      throw mapFsError(e, key, this.description, 'write');
+    }
+    const tmp = this.tempName(target);
+    const pending = writeOffThread({ tmp, target, publish, fsync: this.fsync, parts });
+    if (!pending) return false;
+    let outcome: FileWriteOutcome;
+    try {
+      outcome = await pending;
+    } catch (e) {
+      throw new UnavailableError(`write of ${key} to ${this.description}: its outcome is unknown, the file write worker stopped (${(e as Error).message})`, { cause: e });
+    }
+    if (outcome.ok) return true;
+    const e = Object.assign(new Error(outcome.message), { code: outcome.code });
+    if (outcome.step === 'publish' && publish === 'link' && outcome.code === 'EEXIST') {
+      throw new AlreadyExistsError(`object ${key} already exists in ${this.description}`);
+    }
+    if (outcome.step === 'sync-dir') throw mapFsError(e, path.relative(this.root, dir) || '.', this.description, 'write');
+    throw mapFsError(e, key, this.description, 'write');
+  }
+
+  private tempName(target: string): string {
+    return path.join(path.dirname(target), `.${path.basename(target)}${TEMP_MARK}${randomBytes(6).toString('hex')}`);
+  }
+
+  private async writeTemp(target: string, data: Uint8Array | readonly Uint8Array[], closeLater = false): Promise<{ tmp: string; closed: Promise<void> }> {
     const dir = path.dirname(target);
     const key = path.relative(this.root, target);
     try {
@@ -243,7 +318,7 @@ export class LocalObjectStore implements ObjectStore {
     } catch (e) {
       throw mapFsError(e, key, this.description, 'write');
     }
-    const tmp = path.join(dir, `.${path.basename(target)}${TEMP_MARK}${randomBytes(6).toString('hex')}`);
+    const tmp = this.tempName(target);
     let fh;
     try {
       fh = await fs.open(tmp, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL, 0o644);
@@ -254,8 +329,9 @@ export class LocalObjectStore implements ObjectStore {
       await removeTemp(tmp);
       throw mapFsError(e, key, this.description, 'write');
     }
-    await fh.close();
-    return tmp;
+    const closed = fh.close();
+    if (!closeLater) await closed;
+    return { tmp, closed: closed.catch(() => {}) };
   }
 
   /**
@@ -308,7 +384,8 @@ export class LocalObjectStore implements ObjectStore {
     try {
       await fh.sync();
     } finally {
-      await fh.close();
+      // Not waited for: the sync is what the caller needs, and one turn less on a busy loop.
+      fh.close().catch(() => {});
     }
   }
 }
@@ -321,8 +398,6 @@ async function removeTemp(tmp: string): Promise<void> {
   await fs.rm(tmp, { force: true }).catch(() => {});
 }
 
-/** What file systems that cannot fsync a directory answer. */
-const NO_DIR_SYNC = new Set(['EINVAL', 'ENOTSUP', 'EOPNOTSUPP', 'EISDIR']);
 
 /** The storage refused: a retry will not help until someone fixes it. */
 const REFUSED = new Set(['EACCES', 'EPERM', 'EROFS', 'EIO', 'ENAMETOOLONG']);

@@ -6,13 +6,67 @@ import { isQuiverError } from '../../src/errors.js';
 import { LocalObjectStore } from '../../src/storage/local-store.js';
 import { putParts } from '../../src/storage/object-store.js';
 import { FaultInjectingObjectStore } from '../../src/storage/fault-store.js';
+import { fileWriteWorkerReady, fileWriteWorkerStats, OFF_THREAD_MAX_BYTES } from '../../src/storage/file-write-worker.js';
 import { objectStoreConformance } from './conformance.js';
 
 const makeDir = () => fs.mkdtemp(path.join(os.tmpdir(), 'quiver-local-store-'));
 
+// The default store writes on the file write worker once it is ready; the conformance suite runs
+// against both paths.
 objectStoreConformance('local', async () => {
   const dir = await makeDir();
+  if (!(await fileWriteWorkerReady())) throw new Error('the file write worker did not start');
   return { store: new LocalObjectStore(dir), cleanup: () => fs.rm(dir, { recursive: true, force: true }) };
+});
+objectStoreConformance('local (writes on the event loop)', async () => {
+  const dir = await makeDir();
+  return { store: new LocalObjectStore(dir, { writeThread: false }), cleanup: () => fs.rm(dir, { recursive: true, force: true }) };
+});
+
+/** Every file under `dir`, relative, sorted (temp files included). */
+async function filesUnder(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const e of await fs.readdir(dir, { recursive: true, withFileTypes: true })) if (e.isFile()) out.push(path.relative(dir, path.join(e.parentPath ?? e.path, e.name)));
+  return out.sort();
+}
+
+test.serial('local: the file write worker does the writes, with the same outcomes as the event loop, and leaves no temp file', async (t) => {
+  t.true(await fileWriteWorkerReady());
+  const outcomes: Record<string, unknown[]> = {};
+  for (const writeThread of [true, false]) {
+    const dir = await makeDir();
+    t.teardown(() => fs.rm(dir, { recursive: true, force: true }));
+    const store = new LocalObjectStore(dir, { writeThread });
+    const jobs0 = fileWriteWorkerStats.jobs;
+    const seen: unknown[] = [];
+    const kindOf = async (p: Promise<unknown>) => p.then(() => 'ok', (e) => (isQuiverError(e) ? e.kind : `not a QuiverError: ${e}`));
+    seen.push(await kindOf(store.putIfAbsent('wal/000001', bytes(1, 2))));
+    seen.push(await kindOf(store.putIfAbsent('wal/000001', bytes(9)))); // taken: already_exists
+    seen.push(await kindOf(putParts(store, 'gen/a', [bytes(3), bytes(4, 5)])));
+    seen.push(await kindOf(store.put('gen/a', bytes(6)))); // replaced
+    seen.push(await kindOf(store.put('gen/a/b', bytes(7)))); // an object where a directory must be
+    seen.push(await store.get('wal/000001'), await store.get('gen/a'));
+    outcomes[String(writeThread)] = seen;
+    // (The last put fails creating its directory, on this thread, before any file is written.)
+    t.is(fileWriteWorkerStats.jobs - jobs0, writeThread ? 4 : 0, writeThread ? 'every write went to the worker' : 'none did');
+    t.deepEqual(await filesUnder(dir), ['gen/a', 'wal/000001'], 'no temp file is left behind, and nothing else');
+  }
+  t.deepEqual(outcomes.true, outcomes.false);
+  t.deepEqual(outcomes.true!.slice(0, 5), ['ok', 'already_exists', 'ok', 'ok', 'storage']);
+});
+
+test.serial('local: a write larger than the worker takes is done on the event loop', async (t) => {
+  t.true(await fileWriteWorkerReady());
+  const dir = await makeDir();
+  t.teardown(() => fs.rm(dir, { recursive: true, force: true }));
+  const store = new LocalObjectStore(dir);
+  const jobs0 = fileWriteWorkerStats.jobs;
+  const big = new Uint8Array(OFF_THREAD_MAX_BYTES + 1).fill(7);
+  await store.putIfAbsent('big', big);
+  t.is(fileWriteWorkerStats.jobs, jobs0, 'not sent to the worker');
+  await store.putIfAbsent('small', bytes(1));
+  t.is(fileWriteWorkerStats.jobs, jobs0 + 1);
+  t.true(Buffer.from(await store.get('big')).equals(big));
 });
 
 // Temp files are written next to their target; a crash can leave them behind, and they must
@@ -29,6 +83,9 @@ test('local: leftover temp files are not listed', async (t) => {
 /** Records every directory fsync once done; fails them with `failWith`, or runs `before` first. */
 class SyncSpyStore extends LocalObjectStore {
   readonly synced: string[] = [];
+  constructor(root: string) {
+    super(root, { writeThread: false }); // every directory fsync on this thread, through the hook
+  }
   failWith: string | undefined;
   before: ((dir: string) => Promise<void>) | undefined;
   protected override async fsyncDir(dir: string): Promise<void> {

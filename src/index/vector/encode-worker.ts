@@ -26,7 +26,7 @@
 import { isMainThread, parentPort, type Worker, workerData } from 'node:worker_threads';
 import { type EncodedRows, IvfPqEncoder } from './ivf-pq-encoder.js';
 import type { IvfPqModel } from './ivf-pq-model.js';
-import { startModuleWorker } from './module-worker.js';
+import { startModuleWorker } from '../../util/module-worker.js';
 import type { VectorChunk } from './vector-source.js';
 
 /** Marks the worker's `workerData`, so importing this file in some other worker does nothing. */

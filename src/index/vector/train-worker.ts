@@ -24,7 +24,7 @@
  * vectors, bad parameters) is rethrown as the in-process call would throw it.
  */
 import { isMainThread, parentPort, type Worker, workerData } from 'node:worker_threads';
-import { startModuleWorker } from './module-worker.js';
+import { startModuleWorker } from '../../util/module-worker.js';
 import { type IvfPqModel, trainIvfPq, type TrainIvfPqParams } from './ivf-pq-model.js';
 import { isValidAt, VectorSource } from './vector-source.js';
 import { nextTurn } from '../../util/steps.js';

@@ -1,0 +1,280 @@
+/**
+ * The local store's small writes, each done start to finish by a thread of its own (issue 7).
+ *
+ * A durable local write is a chain of system calls: open the temp file, write, fsync, close,
+ * link (or rename) it to its name, remove the temp name, fsync the directory. Through
+ * `fs.promises` every step is a job on libuv's pool whose completion waits for a turn of the
+ * event loop before the next step is issued; on a loop that is busy — a region writer indexes the
+ * rows of the WAL entry it is writing meanwhile, in slices of a few milliseconds — each step waits
+ * for a slice to end, and a write of 1–4 ms of I/O finished several milliseconds after the
+ * indexing, which is when the put could have been acknowledged. Here the whole chain runs
+ * synchronously on this worker, so the main thread pays one message out and one back, and the
+ * write takes what the disk takes, whatever the loop is doing.
+ *
+ * This one file is both sides (like the encode worker): imported normally it exports the client;
+ * started as a worker (`startModuleWorker`) it writes what it is sent. One worker per process,
+ * started by the first write after START_AFTER_WRITES (or by `fileWriteWorkerReady()`) and kept
+ * (unref'd while it has no job, so it never holds the process open);
+ * `writeOffThread` returns undefined until it has said it is ready (starting one costs ~0.1 s
+ * compiled and over a second under tsx), whenever it is disabled
+ * (`setFileWriteWorkerEnabled(false)`, QUIVER_FILE_WORKER=0) and after MAX_FAILURES failed
+ * workers: the store then writes through `fs.promises` itself.
+ *
+ * The data is copied once into a buffer that is transferred (the caller keeps its own), so only
+ * writes of up to OFF_THREAD_MAX_BYTES come here: a large object's copy would stall the loop
+ * longer than its steps' turns cost it. A worker that dies with jobs out leaves their outcome
+ * unknown (the object may or may not have been published): they fail as unavailable, never
+ * retried here, because retrying a put-if-absent that did land would report a conflict with
+ * itself.
+ */
+import { closeSync, constants as fsc, fsyncSync, linkSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import * as path from 'node:path';
+import { isMainThread, parentPort, type Worker, workerData } from 'node:worker_threads';
+import { startModuleWorker } from '../util/module-worker.js';
+
+/** Marks the worker's `workerData`, so importing this file in some other worker does nothing. */
+const ROLE = 'quiver.file-write';
+/** Workers that may fail (error, unexpected exit) in this process before writes stay on the loop. */
+const MAX_FAILURES = 3;
+/** Larger writes are done by the caller (see the file comment). */
+export const OFF_THREAD_MAX_BYTES = 16 * 1024 * 1024;
+/**
+ * The worker is started by the write after this many: a short-lived process (a command-line
+ * call, a test) writes a few objects and would pay for starting a thread it never uses.
+ */
+const START_AFTER_WRITES = 32;
+
+/** One durable write: `data` to the new file `tmp`, then published as `target`. */
+export interface FileWrite {
+  tmp: string;
+  target: string;
+  /** `link`: fails with EEXIST when `target` exists (put-if-absent); `rename`: replaces it. */
+  publish: 'link' | 'rename';
+  /** fsync the file before publishing and its directory after. */
+  fsync: boolean;
+  parts: readonly Uint8Array[];
+}
+
+/**
+ * What a write came to. A failure names the step and the errno code; the temp file is removed
+ * (best effort) before the answer. A directory its file system cannot fsync (NO_DIR_SYNC) is
+ * not a failure, as in the store itself.
+ */
+export type FileWriteOutcome = { ok: true } | { ok: false; step: 'write' | 'publish' | 'sync-dir'; code: string | undefined; message: string };
+
+interface Request {
+  id: number;
+  tmp: string;
+  target: string;
+  publish: 'link' | 'rename';
+  fsync: boolean;
+  data: Uint8Array;
+}
+
+type Reply = { ready: true } | { id: number; outcome: FileWriteOutcome };
+
+/** What the worker did in this process (tests and benchmarks read these, never timings). */
+export const fileWriteWorkerStats = { jobs: 0, bytes: 0, workersStarted: 0, workersFailed: 0 };
+
+let enabled = process.env.QUIVER_FILE_WORKER !== '0';
+
+/** Switches off-thread writes on or off (tests, benchmarks); off stops the worker. */
+export function setFileWriteWorkerEnabled(on: boolean): void {
+  enabled = on;
+  if (!on && pool) stop(pool, new Error('off-thread file writes were switched off'), false);
+}
+
+interface Job {
+  resolve: (outcome: FileWriteOutcome) => void;
+  reject: (e: Error) => void;
+}
+
+interface Pool {
+  worker: Worker;
+  ready: boolean;
+  readyWaiters: ((ready: boolean) => void)[];
+  jobs: Map<number, Job>;
+  /** Stopped: its later error or exit events change nothing. */
+  stopped: boolean;
+}
+
+let pool: Pool | undefined;
+let failures = 0;
+let nextJob = 1;
+
+/**
+ * Does `w` on the worker. Undefined when it should not or cannot go there now (too large, no
+ * worker ready yet: one is started for later calls); the caller writes it itself. Rejects only
+ * when the worker dies before answering (the write's outcome is then unknown).
+ */
+export function writeOffThread(w: FileWrite): Promise<FileWriteOutcome> | undefined {
+  let bytes = 0;
+  for (const p of w.parts) bytes += p.byteLength;
+  if (bytes > OFF_THREAD_MAX_BYTES) return undefined;
+  const p = readyPool();
+  if (!p) return undefined;
+  const data = new Uint8Array(bytes);
+  let at = 0;
+  for (const part of w.parts) {
+    data.set(part, at);
+    at += part.byteLength;
+  }
+  const request: Request = { id: nextJob++, tmp: w.tmp, target: w.target, publish: w.publish, fsync: w.fsync, data };
+  return new Promise<FileWriteOutcome>((resolve, reject) => {
+    try {
+      p.worker.postMessage(request, [data.buffer as ArrayBuffer]);
+    } catch (e) {
+      reject(e as Error);
+      return;
+    }
+    if (p.jobs.size === 0) p.worker.ref();
+    p.jobs.set(request.id, { resolve, reject });
+    fileWriteWorkerStats.jobs++;
+    fileWriteWorkerStats.bytes += bytes;
+  });
+}
+
+/** Starts the worker if needed; resolves true once it takes writes, false when it cannot. */
+export function fileWriteWorkerReady(): Promise<boolean> {
+  if (!enabled) return Promise.resolve(false);
+  const p = pool ?? start();
+  if (!p) return Promise.resolve(false);
+  if (p.ready) return Promise.resolve(true);
+  p.worker.ref(); // someone waits for it: the process must not exit meanwhile
+  return new Promise((resolve) => p.readyWaiters.push(resolve));
+}
+
+let writesSeen = 0;
+
+/** The pool when its worker takes writes; otherwise starts one (when it is time) and returns undefined. */
+function readyPool(): Pool | undefined {
+  if (!enabled) return undefined;
+  if (pool) return pool.ready ? pool : undefined;
+  if (++writesSeen > START_AFTER_WRITES) start();
+  return undefined;
+}
+
+function start(): Pool | undefined {
+  if (failures >= MAX_FAILURES) return undefined;
+  let worker: Worker;
+  try {
+    worker = startModuleWorker(import.meta.url, { role: ROLE });
+  } catch {
+    failures = MAX_FAILURES; // no worker threads here: the store writes on the loop
+    return undefined;
+  }
+  fileWriteWorkerStats.workersStarted++;
+  const p: Pool = { worker, ready: false, readyWaiters: [], jobs: new Map(), stopped: false };
+  pool = p;
+  worker.on('message', (reply: Reply) => {
+    if ('ready' in reply) {
+      p.ready = true;
+      if (p.jobs.size === 0) worker.unref();
+      for (const w of p.readyWaiters.splice(0)) w(true);
+      return;
+    }
+    const job = p.jobs.get(reply.id);
+    p.jobs.delete(reply.id);
+    if (p.jobs.size === 0) worker.unref();
+    job?.resolve(reply.outcome);
+  });
+  worker.on('error', (e) => stop(p, e, true));
+  worker.on('exit', (code) => stop(p, new Error(`the file write worker exited with code ${code}`), true));
+  // After the listeners: attaching a 'message' listener refs the worker's port again.
+  worker.unref();
+  return p;
+}
+
+/** Fails the pool's jobs and lets a later call start a new worker (a failed one counts). */
+function stop(p: Pool, e: Error, failed: boolean): void {
+  if (p.stopped) return;
+  p.stopped = true;
+  if (pool === p) pool = undefined;
+  if (failed) {
+    failures++;
+    fileWriteWorkerStats.workersFailed++;
+  }
+  for (const w of p.readyWaiters.splice(0)) w(false);
+  for (const job of p.jobs.values()) job.reject(e);
+  p.jobs.clear();
+  p.ready = false;
+  void p.worker.terminate();
+}
+
+// ---- the worker side ---------------------------------------------------------------------------
+
+/** What file systems that cannot fsync a directory answer (the local store's list). */
+export const NO_DIR_SYNC = new Set(['EINVAL', 'ENOTSUP', 'EOPNOTSUPP', 'EISDIR']);
+
+function failure(step: 'write' | 'publish' | 'sync-dir', e: unknown): FileWriteOutcome {
+  return { ok: false, step, code: (e as NodeJS.ErrnoException).code, message: (e as Error).message };
+}
+
+function removeQuietly(file: string): void {
+  try {
+    unlinkSync(file);
+  } catch {
+    // best effort: the store's sweep removes a leftover temp file at its next open
+  }
+}
+
+/** The whole write, synchronously (the worker's side of `writeOffThread`). */
+function writeNow(r: Request): FileWriteOutcome {
+  let fd: number;
+  try {
+    fd = openSync(r.tmp, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL, 0o644);
+  } catch (e) {
+    return failure('write', e);
+  }
+  try {
+    for (let at = 0; at < r.data.byteLength; ) at += writeSync(fd, r.data, at, r.data.byteLength - at);
+    if (r.fsync) fsyncSync(fd);
+  } catch (e) {
+    closeQuietly(fd);
+    removeQuietly(r.tmp);
+    return failure('write', e);
+  }
+  closeQuietly(fd); // the data is synced: a failed close loses nothing
+  try {
+    if (r.publish === 'link') linkSync(r.tmp, r.target);
+    else renameSync(r.tmp, r.target);
+  } catch (e) {
+    removeQuietly(r.tmp);
+    return failure('publish', e);
+  }
+  if (r.publish === 'link') removeQuietly(r.tmp);
+  if (!r.fsync) return { ok: true };
+  try {
+    const dfd = openSync(path.dirname(r.target), 'r');
+    try {
+      fsyncSync(dfd);
+    } finally {
+      closeQuietly(dfd);
+    }
+  } catch (e) {
+    if (!NO_DIR_SYNC.has((e as NodeJS.ErrnoException).code ?? '')) return failure('sync-dir', e);
+  }
+  return { ok: true };
+}
+
+function closeQuietly(fd: number): void {
+  try {
+    closeSync(fd);
+  } catch {
+    // nothing depends on it
+  }
+}
+
+if (!isMainThread && parentPort && (workerData as { role?: string } | undefined)?.role === ROLE) {
+  const port = parentPort;
+  port.on('message', (r: Request) => {
+    let outcome: FileWriteOutcome;
+    try {
+      outcome = writeNow(r);
+    } catch (e) {
+      outcome = failure('write', e);
+    }
+    port.postMessage({ id: r.id, outcome } satisfies Reply);
+  });
+  port.postMessage({ ready: true } satisfies Reply);
+}
