@@ -31,6 +31,8 @@ export class SourceIndexes {
   private rows = 0;
   /** IVF-PQ codes of inserted rows still being computed elsewhere (`insert` with `offThread`). */
   private codes: CodeQueue | undefined;
+  /** Per IVF-PQ index: rows below this position had their codes queued by `queueCodesAhead`. */
+  private readonly codesAhead = new WeakMap<IvfPqIndex, number>();
 
   constructor(private readonly schema: TableSchema) {
     schema.stored.fields.forEach((f, i) => {
@@ -72,11 +74,21 @@ export class SourceIndexes {
       }
       for (const { def, index } of this.indexes.values()) {
         const col = this.columnIndex(def.column);
-        // Once codes are pending, later rows queue behind them even when encoded here.
-        if (index instanceof IvfPqIndex && (offThread || this.codes?.idle === false)) {
-          const queue = (this.codes ??= new CodeQueue());
-          for (const c of VectorSource.fromArrow([batch], col, first).chunks) queue.add(index, c, offThread);
-        } else addTo(index, batch, col, first, defer || b < last);
+        if (index instanceof IvfPqIndex) {
+          const ahead = this.codesAhead.get(index) ?? 0;
+          if (ahead >= first + batch.numRows) {
+            if (ahead === first + batch.numRows) this.codesAhead.delete(index);
+            continue; // sent by queueCodesAhead
+          }
+          // queueCodesAhead stops at the end of a chunk, and a batch is one chunk.
+          if (ahead > first) throw new Error(`internal: IVF-PQ codes sent ahead to row ${ahead}, inside the batch of rows ${first}..${first + batch.numRows}`);
+          // Once codes are pending, later rows queue behind them even when encoded here.
+          if (offThread || this.codes?.idle === false) {
+            this.queueCodes(index, batch, col, first, offThread);
+            continue;
+          }
+        }
+        addTo(index, batch, col, first, defer || b < last);
       }
       // A build still working through older rows queues these behind them; one that caught up
       // (held for publishing) takes them now, like a published index.
@@ -86,6 +98,37 @@ export class SourceIndexes {
       }
       this.rows += batch.numRows;
     }
+  }
+
+  /**
+   * Sends the IVF-PQ codes of the rows that the next `insert` calls will add (`batches`, starting
+   * at `rowCount`) to `offThread` now, for every published IVF-PQ index; those calls then index
+   * everything else. A writer indexing a WAL entry in slices calls it first, so the encode worker
+   * has the whole entry's vectors while this thread tokenizes, rather than one slice's at a time
+   * with the last slice's codes still out when everything else is done. It stops at the first
+   * chunk `offThread` does not take (small, or no worker ready): from there the codes are left
+   * to `insert`, slice by slice, rather than all computed here at once.
+   */
+  queueCodesAhead(batches: readonly RecordBatch[], offThread: OffThreadEncode): void {
+    for (const { def, index } of this.indexes.values()) {
+      if (!(index instanceof IvfPqIndex)) continue;
+      if ((this.codesAhead.get(index) ?? this.rows) !== this.rows) continue; // codes already ahead: insert catches up first
+      const col = this.columnIndex(def.column);
+      const queue = (this.codes ??= new CodeQueue());
+      let first = this.rows;
+      outer: for (const batch of batches) {
+        for (const c of VectorSource.fromArrow([batch], col, first).chunks) {
+          if (!queue.add(index, c, offThread, true)) break outer;
+          first = c.start + c.count;
+        }
+      }
+      if (first > this.rows) this.codesAhead.set(index, first);
+    }
+  }
+
+  private queueCodes(index: IvfPqIndex, batch: RecordBatch, col: number, first: number, offThread: OffThreadEncode | undefined): void {
+    const queue = (this.codes ??= new CodeQueue());
+    for (const c of VectorSource.fromArrow([batch], col, first).chunks) queue.add(index, c, offThread);
   }
 
   /** Calls `fn` once every row inserted so far is in every published index (now, when none is pending). */

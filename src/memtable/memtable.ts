@@ -108,6 +108,11 @@ export class MemTable {
   indexInSlices(end: number, offThread: OffThreadEncode | undefined, sliceRows: number): Promise<void> {
     this.slicing = this.slicing.then(async () => {
       const store = this.store;
+      if (offThread && this.indexes && this.indexed < end) {
+        const batches = store.range(this.indexed, end);
+        if (this.indexedPart > 0) batches[0] = batches[0]!.slice(this.indexedPart);
+        this.indexes.queueCodesAhead(batches, offThread);
+      }
       while (this.indexes && this.indexed < end) {
         const slice: RecordBatch[] = [];
         let b = this.indexed;

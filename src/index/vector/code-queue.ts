@@ -47,13 +47,18 @@ export class CodeQueue {
     return this.head === this.entries.length;
   }
 
-  /** Adds `chunk` to `index`: now when nothing is pending and it is not sent away, else in turn. */
-  add(index: IvfPqIndex, chunk: VectorChunk, offThread: OffThreadEncode | undefined): void {
+  /**
+   * Adds `chunk` to `index`: now when nothing is pending and it is not sent away, else in turn.
+   * True when it was sent away (its codes are computed elsewhere); with `onlyAway`, a chunk that
+   * is not is left alone (false, nothing added).
+   */
+  add(index: IvfPqIndex, chunk: VectorChunk, offThread: OffThreadEncode | undefined, onlyAway = false): boolean {
     const away = offThread !== undefined && chunk.count >= MIN_OFF_THREAD_ROWS ? offThread(index.model, chunk) : undefined;
     if (away === undefined) {
+      if (onlyAway) return false;
       if (this.idle) index.add(chunk);
       else this.entries.push({ index, chunk, rows: IvfPqEncoder.of(index.model).encode(chunk), done: false });
-      return;
+      return false;
     }
     const job: CodesJob = { index, chunk, rows: undefined, done: false };
     this.entries.push(job);
@@ -70,6 +75,7 @@ export class CodeQueue {
         this.drain();
       },
     );
+    return true;
   }
 
   /** Runs `fn` once every chunk submitted so far is applied (now, when the queue is idle). */
