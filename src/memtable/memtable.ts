@@ -132,8 +132,10 @@ export class MemTable {
             budget = 0;
           }
         }
-        // Full-text tokens wait in the index's buffer until the last slice (fewer, larger moves).
-        this.indexes.insert(slice, offThread, b < end || part > 0);
+        // Full-text tokens wait in the index's buffer, past the last slice too: the buffer
+        // moves into the postings when it is large enough or a read needs it (fewer, larger
+        // moves: each touches every term it holds once).
+        this.indexes.insert(slice, offThread, true);
         this.indexed = b;
         this.indexedPart = part;
         if (this.indexed < end) await nextTurn();

@@ -280,8 +280,11 @@ const MAX_BLOCK_MAX_TERMS = 65_536;
 const META_PREFIX = 'quiver.fts.';
 const NO_ENTRIES = new Uint32Array(0);
 const SURFACE_CACHE_LIMIT = 1 << 20;
-/** Buffered tokens that trigger a flush into the postings. */
-const FLUSH_TOKENS = 1 << 18;
+/**
+ * Buffered tokens that trigger a flush into the postings. A MemTable leaves its large writes'
+ * tokens buffered (see `add`'s `defer`), so this is also the most a read may have to move first.
+ */
+const FLUSH_TOKENS = 1 << 16;
 const FORMAT_VERSION = '1';
 /**
  * Capacity of a term's arrays when it is created. Growing one replaces its view object (a few
