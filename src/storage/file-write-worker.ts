@@ -29,8 +29,8 @@
  */
 import { closeSync, constants as fsc, fsyncSync, linkSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import * as path from 'node:path';
-import { isMainThread, parentPort, type Worker, workerData } from 'node:worker_threads';
-import { startModuleWorker } from '../util/module-worker.js';
+import { isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { SingleWorker } from '../util/single-worker.js';
 
 /** Marks the worker's `workerData`, so importing this file in some other worker does nothing. */
 const ROLE = 'quiver.file-write';
@@ -77,128 +77,54 @@ type Reply = { ready: true } | { id: number; outcome: FileWriteOutcome };
 export const fileWriteWorkerStats = { jobs: 0, bytes: 0, workersStarted: 0, workersFailed: 0 };
 
 let enabled = process.env.QUIVER_FILE_WORKER !== '0';
+let writesSeen = 0;
+
+const worker = new SingleWorker<Request, Exclude<Reply, { ready: true }>>({
+  moduleUrl: import.meta.url,
+  role: ROLE,
+  maxFailures: MAX_FAILURES,
+  onStart: () => void fileWriteWorkerStats.workersStarted++,
+  onFailed: () => void fileWriteWorkerStats.workersFailed++,
+});
 
 /** Switches off-thread writes on or off (tests, benchmarks); off stops the worker. */
 export function setFileWriteWorkerEnabled(on: boolean): void {
   enabled = on;
-  if (!on && pool) stop(pool, new Error('off-thread file writes were switched off'), false);
+  if (!on) worker.stop(new Error('off-thread file writes were switched off'));
 }
-
-interface Job {
-  resolve: (outcome: FileWriteOutcome) => void;
-  reject: (e: Error) => void;
-}
-
-interface Pool {
-  worker: Worker;
-  ready: boolean;
-  readyWaiters: ((ready: boolean) => void)[];
-  jobs: Map<number, Job>;
-  /** Stopped: its later error or exit events change nothing. */
-  stopped: boolean;
-}
-
-let pool: Pool | undefined;
-let failures = 0;
-let nextJob = 1;
 
 /**
  * Does `w` on the worker. Undefined when it should not or cannot go there now (too large, no
- * worker ready yet: one is started for later calls); the caller writes it itself. Rejects only
+ * worker ready yet: one is started when it is time); the caller writes it itself. Rejects only
  * when the worker dies before answering (the write's outcome is then unknown).
  */
 export function writeOffThread(w: FileWrite): Promise<FileWriteOutcome> | undefined {
   let bytes = 0;
   for (const p of w.parts) bytes += p.byteLength;
-  if (bytes > OFF_THREAD_MAX_BYTES) return undefined;
-  const p = readyPool();
-  if (!p) return undefined;
+  if (bytes > OFF_THREAD_MAX_BYTES || !enabled) return undefined;
+  if (!worker.takesJobs(++writesSeen > START_AFTER_WRITES)) return undefined;
   const data = new Uint8Array(bytes);
   let at = 0;
   for (const part of w.parts) {
     data.set(part, at);
     at += part.byteLength;
   }
-  const request: Request = { id: nextJob++, tmp: w.tmp, target: w.target, publish: w.publish, fsync: w.fsync, data };
-  return new Promise<FileWriteOutcome>((resolve, reject) => {
-    try {
-      p.worker.postMessage(request, [data.buffer as ArrayBuffer]);
-    } catch (e) {
-      reject(e as Error);
-      return;
-    }
-    if (p.jobs.size === 0) p.worker.ref();
-    p.jobs.set(request.id, { resolve, reject });
-    fileWriteWorkerStats.jobs++;
-    fileWriteWorkerStats.bytes += bytes;
-  });
+  const request: Request = { id: worker.newId(), tmp: w.tmp, target: w.target, publish: w.publish, fsync: w.fsync, data };
+  let reply: Promise<Exclude<Reply, { ready: true }>>;
+  try {
+    reply = worker.post(request, [data.buffer as ArrayBuffer]);
+  } catch {
+    return undefined; // not sent: nothing was written
+  }
+  fileWriteWorkerStats.jobs++;
+  fileWriteWorkerStats.bytes += bytes;
+  return reply.then((r) => r.outcome);
 }
 
 /** Starts the worker if needed; resolves true once it takes writes, false when it cannot. */
 export function fileWriteWorkerReady(): Promise<boolean> {
   if (!enabled) return Promise.resolve(false);
-  const p = pool ?? start();
-  if (!p) return Promise.resolve(false);
-  if (p.ready) return Promise.resolve(true);
-  p.worker.ref(); // someone waits for it: the process must not exit meanwhile
-  return new Promise((resolve) => p.readyWaiters.push(resolve));
-}
-
-let writesSeen = 0;
-
-/** The pool when its worker takes writes; otherwise starts one (when it is time) and returns undefined. */
-function readyPool(): Pool | undefined {
-  if (!enabled) return undefined;
-  if (pool) return pool.ready ? pool : undefined;
-  if (++writesSeen > START_AFTER_WRITES) start();
-  return undefined;
-}
-
-function start(): Pool | undefined {
-  if (failures >= MAX_FAILURES) return undefined;
-  let worker: Worker;
-  try {
-    worker = startModuleWorker(import.meta.url, { role: ROLE });
-  } catch {
-    failures = MAX_FAILURES; // no worker threads here: the store writes on the loop
-    return undefined;
-  }
-  fileWriteWorkerStats.workersStarted++;
-  const p: Pool = { worker, ready: false, readyWaiters: [], jobs: new Map(), stopped: false };
-  pool = p;
-  worker.on('message', (reply: Reply) => {
-    if ('ready' in reply) {
-      p.ready = true;
-      if (p.jobs.size === 0) worker.unref();
-      for (const w of p.readyWaiters.splice(0)) w(true);
-      return;
-    }
-    const job = p.jobs.get(reply.id);
-    p.jobs.delete(reply.id);
-    if (p.jobs.size === 0) worker.unref();
-    job?.resolve(reply.outcome);
-  });
-  worker.on('error', (e) => stop(p, e, true));
-  worker.on('exit', (code) => stop(p, new Error(`the file write worker exited with code ${code}`), true));
-  // After the listeners: attaching a 'message' listener refs the worker's port again.
-  worker.unref();
-  return p;
-}
-
-/** Fails the pool's jobs and lets a later call start a new worker (a failed one counts). */
-function stop(p: Pool, e: Error, failed: boolean): void {
-  if (p.stopped) return;
-  p.stopped = true;
-  if (pool === p) pool = undefined;
-  if (failed) {
-    failures++;
-    fileWriteWorkerStats.workersFailed++;
-  }
-  for (const w of p.readyWaiters.splice(0)) w(false);
-  for (const job of p.jobs.values()) job.reject(e);
-  p.jobs.clear();
-  p.ready = false;
-  void p.worker.terminate();
+  return worker.ready();
 }
 
 // ---- the worker side ---------------------------------------------------------------------------

@@ -23,10 +23,10 @@
  * the caller then encodes on its own thread. A job whose worker dies rejects, and the caller
  * encodes it itself; after MAX_FAILURES failed workers no new one is started.
  */
-import { isMainThread, parentPort, type Worker, workerData } from 'node:worker_threads';
+import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { type EncodedRows, IvfPqEncoder } from './ivf-pq-encoder.js';
 import type { IvfPqModel } from './ivf-pq-model.js';
-import { startModuleWorker } from '../../util/module-worker.js';
+import { SingleWorker } from '../../util/single-worker.js';
 import type { VectorChunk } from './vector-source.js';
 
 /** Marks the worker's `workerData`, so importing this file in some other worker does nothing. */
@@ -55,33 +55,28 @@ export const encodeWorkerStats = { jobs: 0, rows: 0, failedJobs: 0, workersStart
 
 let enabled = process.env.QUIVER_ENCODE_WORKER !== '0';
 
+/** Model ids the current worker holds, oldest first (the worker evicts the same way). */
+let held: number[] = [];
+let nextModel = 1;
+const modelIds = new WeakMap<IvfPqModel, number>();
+
+const worker = new SingleWorker<Request, Exclude<Reply, { ready: true }>>({
+  moduleUrl: import.meta.url,
+  role: ROLE,
+  maxFailures: MAX_FAILURES,
+  onStart: () => {
+    held = [];
+    encodeWorkerStats.workersStarted++;
+  },
+  onFailed: () => void encodeWorkerStats.workersFailed++,
+  onUnavailable: (e) => warnOnce(`no worker thread for IVF-PQ encoding (${e.message}); encoding on the calling thread`),
+});
+
 /** Switches off-thread encoding on or off (tests, benchmarks); off stops the worker. */
 export function setEncodeWorkerEnabled(on: boolean): void {
   enabled = on;
-  if (!on && pool) stop(pool, new Error('off-thread encoding was switched off'), false);
+  if (!on) worker.stop(new Error('off-thread encoding was switched off'));
 }
-
-interface Job {
-  resolve: (rows: EncodedRows) => void;
-  reject: (e: Error) => void;
-}
-
-interface Pool {
-  worker: Worker;
-  ready: boolean;
-  readyWaiters: ((ready: boolean) => void)[];
-  jobs: Map<number, Job>;
-  /** Model ids the worker holds, oldest first (the worker evicts the same way). */
-  held: number[];
-  /** Stopped: its later error or exit events change nothing. */
-  stopped: boolean;
-}
-
-let pool: Pool | undefined;
-let failures = 0;
-let nextJob = 1;
-let nextModel = 1;
-const modelIds = new WeakMap<IvfPqModel, number>();
 
 /**
  * Encodes `chunk` with `model` in the worker. Undefined when no worker is ready to take it now
@@ -89,107 +84,43 @@ const modelIds = new WeakMap<IvfPqModel, number>();
  * before answering.
  */
 export function encodeOffThread(model: IvfPqModel, chunk: VectorChunk): Promise<EncodedRows> | undefined {
-  const p = readyPool();
-  if (!p) return undefined;
+  if (!enabled || !worker.takesJobs(true)) return undefined;
   let modelId = modelIds.get(model);
   if (modelId === undefined) modelIds.set(model, (modelId = nextModel++));
-  const send = !p.held.includes(modelId);
+  const send = !held.includes(modelId);
   const { data, validity, bitOffset } = copyChunk(model.dim, chunk);
-  const request: Request = { id: nextJob++, modelId, model: send ? { ...model, centroids: model.centroids.slice(), codebooks: model.codebooks.slice() } : undefined, start: chunk.start, count: chunk.count, data, validity, bitOffset };
-  return new Promise<EncodedRows>((resolve, reject) => {
-    try {
-      p.worker.postMessage(request, [data.buffer as ArrayBuffer]);
-    } catch (e) {
-      reject(e as Error);
-      return;
-    }
-    if (send) {
-      p.held.push(modelId);
-      if (p.held.length > MODELS_KEPT) p.held.shift();
-    }
-    if (p.jobs.size === 0) p.worker.ref();
-    p.jobs.set(request.id, { resolve, reject });
-    encodeWorkerStats.jobs++;
-  });
+  const request: Request = { id: worker.newId(), modelId, model: send ? { ...model, centroids: model.centroids.slice(), codebooks: model.codebooks.slice() } : undefined, start: chunk.start, count: chunk.count, data, validity, bitOffset };
+  let reply: Promise<Exclude<Reply, { ready: true }>>;
+  try {
+    reply = worker.post(request, [data.buffer as ArrayBuffer]);
+  } catch (e) {
+    return Promise.reject(e as Error);
+  }
+  if (send) {
+    held.push(modelId);
+    if (held.length > MODELS_KEPT) held.shift();
+  }
+  encodeWorkerStats.jobs++;
+  return reply.then(
+    (r) => {
+      if (r.ok) {
+        encodeWorkerStats.rows += r.rows.count + r.rows.skipped;
+        return r.rows;
+      }
+      encodeWorkerStats.failedJobs++;
+      throw new Error(r.message);
+    },
+    (e: Error) => {
+      encodeWorkerStats.failedJobs++;
+      throw e;
+    },
+  );
 }
 
 /** Starts the worker if needed; resolves true once it takes jobs, false when it cannot. */
 export function encodeWorkerReady(): Promise<boolean> {
   if (!enabled) return Promise.resolve(false);
-  const p = pool ?? start();
-  if (!p) return Promise.resolve(false);
-  if (p.ready) return Promise.resolve(true);
-  p.worker.ref(); // someone waits for it: the process must not exit meanwhile
-  return new Promise((resolve) => p.readyWaiters.push(resolve));
-}
-
-/** The pool when its worker takes jobs; otherwise starts one (when allowed) and returns undefined. */
-function readyPool(): Pool | undefined {
-  if (!enabled) return undefined;
-  if (pool) return pool.ready ? pool : undefined;
-  start();
-  return undefined;
-}
-
-function start(): Pool | undefined {
-  if (failures >= MAX_FAILURES) return undefined;
-  let worker: Worker;
-  try {
-    worker = startModuleWorker(import.meta.url, { role: ROLE });
-  } catch (e) {
-    warnOnce(`no worker thread for IVF-PQ encoding (${(e as Error).message}); encoding on the calling thread`);
-    return undefined;
-  }
-  encodeWorkerStats.workersStarted++;
-  const p: Pool = { worker, ready: false, readyWaiters: [], jobs: new Map(), held: [], stopped: false };
-  pool = p;
-  worker.on('message', (reply: Reply) => {
-    if ('ready' in reply) {
-      p.ready = true;
-      if (p.jobs.size === 0) worker.unref();
-      for (const w of p.readyWaiters.splice(0)) w(true);
-      return;
-    }
-    const job = p.jobs.get(reply.id);
-    p.jobs.delete(reply.id);
-    if (p.jobs.size === 0) worker.unref();
-    if (!job) return;
-    if (reply.ok) {
-      encodeWorkerStats.rows += reply.rows.count + reply.rows.skipped;
-      job.resolve(reply.rows);
-    } else {
-      encodeWorkerStats.failedJobs++;
-      job.reject(new Error(reply.message));
-    }
-  });
-  worker.on('error', (e) => stop(p, e, true));
-  worker.on('exit', (code) => stop(p, new Error(`the encode worker exited with code ${code}`), true));
-  // After the listeners: attaching a 'message' listener refs the worker's port again.
-  worker.unref();
-  return p;
-}
-
-/**
- * Fails the pool's jobs (their callers encode them) and lets a later call start a new worker.
- * A `failed` worker (an error, an exit nobody asked for) counts towards MAX_FAILURES.
- */
-function stop(p: Pool, e: Error, failed: boolean): void {
-  if (p.stopped) return;
-  p.stopped = true;
-  if (pool === p) pool = undefined;
-  if (failed) {
-    failures++;
-    encodeWorkerStats.workersFailed++;
-    if (!p.ready) warnOnce(`no worker thread for IVF-PQ encoding (${e.message}); encoding on the calling thread`);
-  }
-  for (const w of p.readyWaiters.splice(0)) w(false);
-  for (const job of p.jobs.values()) {
-    encodeWorkerStats.failedJobs++;
-    job.reject(e);
-  }
-  p.jobs.clear();
-  p.ready = false;
-  void p.worker.terminate();
+  return worker.ready();
 }
 
 /** The chunk's vectors in a buffer of their own, and the validity bits they need (re-based to bit < 8). */
