@@ -126,7 +126,10 @@ export class LocalObjectStore implements ObjectStore {
     return this.putParts(key, [data]);
   }
 
-  /** The parts go to the file with vectored writes: no joined copy of a large object. */
+  /**
+   * On the loop the parts go to the file with vectored writes: no joined copy of a large object
+   * (the file write worker takes only small ones, copied into one buffer).
+   */
   async putParts(key: string, parts: readonly Uint8Array[]): Promise<void> {
     const target = this.pathOf(key);
     await this.ready();
@@ -147,7 +150,7 @@ export class LocalObjectStore implements ObjectStore {
   }
 
   /**
-   * Each step of a write waits for an event-loop turn, and on a busy loop (a writer indexing
+   * On the loop, each step of a write waits for an event-loop turn, and on a busy loop (a writer indexing
    * the rows of the WAL entry it is writing, in slices) every turn can be a slice long; so the
    * steps that need not wait for each other do not: the temp file is closed while it is linked
    * (renamed, by `putParts`), and its name removed while the directory is synced (the removal is
@@ -271,12 +274,6 @@ export class LocalObjectStore implements ObjectStore {
   }
 
   /**
-   * Writes `data` to a new synced temp file next to `target` and returns its name. With
-   * `closeLater` it resolves before the file is closed (a published name does not need the
-   * descriptor closed first); `closed` settles once it is, never rejecting (the data is synced;
-   * a failed close loses nothing).
-   */
-  /**
    * The whole write on the file write worker, when it takes it: true once done there (throwing
    * what it came to), false when the caller must write it itself.
    */
@@ -310,6 +307,12 @@ export class LocalObjectStore implements ObjectStore {
     return path.join(path.dirname(target), `.${path.basename(target)}${TEMP_MARK}${randomBytes(6).toString('hex')}`);
   }
 
+  /**
+   * Writes `data` to a new synced temp file next to `target` and returns its name. With
+   * `closeLater` it resolves before the file is closed (a published name does not need the
+   * descriptor closed first); `closed` settles once it is, never rejecting (the data is synced;
+   * a failed close loses nothing).
+   */
   private async writeTemp(target: string, data: Uint8Array | readonly Uint8Array[], closeLater = false): Promise<{ tmp: string; closed: Promise<void> }> {
     const dir = path.dirname(target);
     const key = path.relative(this.root, target);
