@@ -174,6 +174,24 @@ export interface FtsSearchResult {
 
 export type FtsTexts = Data<Utf8> | Vector<Utf8> | readonly (string | null | undefined)[];
 
+/** Clause plans, cheapest first. */
+function byCost(a: Plan, b: Plan): number {
+  return a.cost - b.cost;
+}
+
+/** Whether result (s1, p1) ranks below (s2, p2): a lower score, or a tie at a later position. */
+function worse(s1: number, p1: number, s2: number, p2: number): boolean {
+  return s1 < s2 || (s1 === s2 && p1 > p2);
+}
+
+/** `topK`'s heap, read by `bestFirst` (a module-level comparator: no closure per search). */
+let heapScores = new Float64Array(0);
+let heapPositions = new Uint32Array(0);
+/** Heap slots in result order: best score first, ties by position. */
+function bestFirst(a: number, b: number): number {
+  return heapScores[b]! - heapScores[a]! || heapPositions[a]! - heapPositions[b]!;
+}
+
 export function bm25Idf(docCount: number, df: number): number {
   return Math.log((docCount - df + 0.5) / (df + 0.5) + 1);
 }
@@ -1172,19 +1190,28 @@ export class InvertedIndex {
     const avgdl = N > 0 ? stats.totalTokens / N : 0;
     if (this.localCut(maxPosition) === 0) return empty;
 
-    const plan = (c: FtsClause): Plan => this.planClause(c, stats, maxPosition, true);
-    const must = query.must.map(plan);
-    const should = query.should.map(plan);
-    const mustNot = query.mustNot.map((c) => this.planClause(c, stats, maxPosition, false));
-    if (must.some((p) => p.cost === 0)) return empty;
-    must.sort((a, b) => a.cost - b.cost);
+    // Loops rather than map / some / filter callbacks: this runs for every source of every
+    // text query, and under tsx each closure made costs a name-keeping wrapper call too.
+    const must: Plan[] = [];
+    for (const c of query.must) {
+      const p = this.planClause(c, stats, maxPosition, true);
+      if (p.cost === 0) return empty;
+      must.push(p);
+    }
+    const live: Plan[] = [];
+    for (const c of query.should) {
+      const p = this.planClause(c, stats, maxPosition, true);
+      if (p.cost > 0) live.push(p);
+    }
+    const mustNot: Plan[] = [];
+    for (const c of query.mustNot) mustNot.push(this.planClause(c, stats, maxPosition, false));
+    must.sort(byCost);
 
     this.prepareScratch();
     this.nMust = must.length;
     for (const p of mustNot) {
       if (p.cost > 0) this.runClause(p, Mode.Exclude, avgdl);
     }
-    const live = should.filter((p) => p.cost > 0);
     if (must.length > 0) {
       must.forEach((p, i) => {
         this.mustIndex = i;
@@ -1209,7 +1236,7 @@ export class InvertedIndex {
    * (they can never be results; their touched stamp keeps later clauses from re-adding them).
    */
   private runShouldOnly(plans: Plan[], k: number, avgdl: number, allowed: ((pos: number) => boolean) | undefined, minScore: number): void {
-    plans.sort((a, b) => a.cost - b.cost);
+    plans.sort(byCost);
     const n = plans.length;
     const rest = new Float64Array(n + 1);
     for (let i = n - 1; i >= 0; i--) rest[i] = rest[i + 1]! + this.upperBound(plans[i]!, avgdl);
@@ -1782,8 +1809,7 @@ export class InvertedIndex {
     const cnt = this.mustCnt;
     const nMust = this.nMust;
     const base = this.base;
-    // Min-heap on (score, -pos): the root is the worst kept result.
-    const worse = (s1: number, p1: number, s2: number, p2: number): boolean => s1 < s2 || (s1 === s2 && p1 > p2);
+    // Min-heap on (score, -pos): the root is the worst kept result (see `worse`).
     for (let i = 0; i < nT; i++) {
       const d = touched[i]!;
       if (nMust > 0 && cnt[d] !== nMust) continue;
@@ -1821,8 +1847,11 @@ export class InvertedIndex {
         hp[j] = pos;
       }
     }
-    const order = Array.from({ length: size }, (_, i) => i);
-    order.sort((a, b) => hs[b]! - hs[a]! || hp[a]! - hp[b]!);
+    const order = new Uint32Array(size);
+    for (let i = 0; i < size; i++) order[i] = i;
+    heapScores = hs;
+    heapPositions = hp;
+    order.sort(bestFirst);
     const positions = new Uint32Array(size);
     const out = new Float32Array(size);
     for (let i = 0; i < size; i++) {
