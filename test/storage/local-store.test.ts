@@ -6,7 +6,7 @@ import { isQuiverError } from '../../src/errors.js';
 import { LocalObjectStore } from '../../src/storage/local-store.js';
 import { putParts } from '../../src/storage/object-store.js';
 import { FaultInjectingObjectStore } from '../../src/storage/fault-store.js';
-import { fileWriteWorkerReady, fileWriteWorkerStats, OFF_THREAD_MAX_BYTES } from '../../src/storage/file-write-worker.js';
+import { fileWriteWorkerReady, fileWriteWorkerStats, OFF_THREAD_MAX_BYTES, setFileWriteWorkerEnabled } from '../../src/storage/file-write-worker.js';
 import { objectStoreConformance } from './conformance.js';
 
 const makeDir = () => fs.mkdtemp(path.join(os.tmpdir(), 'quiver-local-store-'));
@@ -53,6 +53,29 @@ test.serial('local: the file write worker does the writes, with the same outcome
   }
   t.deepEqual(outcomes.true, outcomes.false);
   t.deepEqual(outcomes.true!.slice(0, 5), ['ok', 'already_exists', 'ok', 'ok', 'storage']);
+});
+
+test.serial('local: a worker stopped with a write out fails it as unavailable, and a retry settles it', async (t) => {
+  t.true(await fileWriteWorkerReady());
+  const dir = await makeDir();
+  t.teardown(() => fs.rm(dir, { recursive: true, force: true }));
+  const store = new LocalObjectStore(dir);
+  await store.put('wal/000000', bytes(0)); // the directory exists: the next write goes out without I/O here
+  const jobs0 = fileWriteWorkerStats.jobs;
+  const write = store.putIfAbsent('wal/000001', bytes(1, 2, 3));
+  // The worker's answer is a message (a macrotask): stopping it between microtasks catches the write out.
+  for (let i = 0; i < 1000 && fileWriteWorkerStats.jobs === jobs0; i++) await Promise.resolve();
+  t.is(fileWriteWorkerStats.jobs, jobs0 + 1, 'the write went to the worker');
+  setFileWriteWorkerEnabled(false);
+  const e = await t.throwsAsync(write);
+  t.true(isQuiverError(e, 'unavailable'), `${e?.name}: ${e?.message}`);
+  t.regex(e!.message, /outcome is unknown/);
+  setFileWriteWorkerEnabled(true);
+  // Whether it landed is unknown; a retry (on the loop now) either writes it or finds it there, never other bytes.
+  const retry = await store.putIfAbsent('wal/000001', bytes(1, 2, 3)).then(() => 'ok', (err) => (isQuiverError(err) ? err.kind : String(err)));
+  t.true(retry === 'ok' || retry === 'already_exists', retry);
+  t.deepEqual(await store.get('wal/000001'), bytes(1, 2, 3));
+  t.true(await fileWriteWorkerReady(), 'a new worker starts after one stopped on purpose');
 });
 
 test.serial('local: a write larger than the worker takes is done on the event loop', async (t) => {
