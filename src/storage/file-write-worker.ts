@@ -76,21 +76,20 @@ type Reply = { ready: true } | { id: number; outcome: FileWriteOutcome };
 /** What the worker did in this process (tests and benchmarks read these, never timings). */
 export const fileWriteWorkerStats = { jobs: 0, bytes: 0, workersStarted: 0, workersFailed: 0 };
 
-let enabled = process.env.QUIVER_FILE_WORKER !== '0';
 let writesSeen = 0;
 
 const worker = new SingleWorker<Request, Exclude<Reply, { ready: true }>>({
   moduleUrl: import.meta.url,
   role: ROLE,
   maxFailures: MAX_FAILURES,
+  disabled: process.env.QUIVER_FILE_WORKER === '0',
   onStart: () => void fileWriteWorkerStats.workersStarted++,
   onFailed: () => void fileWriteWorkerStats.workersFailed++,
 });
 
 /** Switches off-thread writes on or off (tests, benchmarks); off stops the worker. */
 export function setFileWriteWorkerEnabled(on: boolean): void {
-  enabled = on;
-  if (!on) worker.stop(new Error('off-thread file writes were switched off'));
+  worker.setEnabled(on, 'off-thread file writes were switched off');
 }
 
 /**
@@ -101,7 +100,7 @@ export function setFileWriteWorkerEnabled(on: boolean): void {
 export function writeOffThread(w: FileWrite): Promise<FileWriteOutcome> | undefined {
   let bytes = 0;
   for (const p of w.parts) bytes += p.byteLength;
-  if (bytes > OFF_THREAD_MAX_BYTES || !enabled) return undefined;
+  if (bytes > OFF_THREAD_MAX_BYTES) return undefined;
   if (!worker.takesJobs(++writesSeen > START_AFTER_WRITES)) return undefined;
   const data = new Uint8Array(bytes);
   let at = 0;
@@ -123,7 +122,6 @@ export function writeOffThread(w: FileWrite): Promise<FileWriteOutcome> | undefi
 
 /** Starts the worker if needed; resolves true once it takes writes, false when it cannot. */
 export function fileWriteWorkerReady(): Promise<boolean> {
-  if (!enabled) return Promise.resolve(false);
   return worker.ready();
 }
 

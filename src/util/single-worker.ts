@@ -2,8 +2,9 @@
  * One helper thread per process for a kind of job (IVF-PQ encoding, local file writes): started
  * on demand, used only once it has said it is ready, unref'd while it has no job (so it never
  * holds the process open), answering jobs by id. A worker that errors or exits unasked fails its
- * jobs and counts as failed; after `maxFailures` of them no new one is started. Callers see
- * `undefined` from `post` whenever no worker takes the job now, and do it themselves.
+ * jobs and counts as failed; after `maxFailures` of them no new one is started. Whenever no
+ * worker takes a job now (`takesJobs` false: starting, disabled, or given up on), the caller does
+ * it itself.
  *
  * The worker side posts `{ ready: true }` once, then one reply `{ id, … }` per request.
  */
@@ -15,6 +16,8 @@ export interface SingleWorkerOptions {
   moduleUrl: string;
   role: string;
   maxFailures: number;
+  /** Off from the start (an environment switch); `setEnabled` changes it. */
+  disabled?: boolean;
   /** A worker could not be started, or failed before it was ready. */
   onUnavailable?: (e: Error) => void;
   /** A new worker was started (callers reset what they knew about the old one). */
@@ -41,8 +44,17 @@ export class SingleWorker<Req extends { id: number }, R extends { id: number }> 
   private pool: Pool<R> | undefined;
   private failures = 0;
   private nextId = 1;
+  private enabled: boolean;
 
-  constructor(private readonly opts: SingleWorkerOptions) {}
+  constructor(private readonly opts: SingleWorkerOptions) {
+    this.enabled = !opts.disabled;
+  }
+
+  /** Switches the worker on or off; off stops it (not counted as failed), its jobs rejecting with `reason`. */
+  setEnabled(on: boolean, reason: string): void {
+    this.enabled = on;
+    if (!on && this.pool) this.stopPool(this.pool, new Error(reason), false);
+  }
 
   /** A fresh job id. */
   newId(): number {
@@ -51,6 +63,7 @@ export class SingleWorker<Req extends { id: number }, R extends { id: number }> 
 
   /** Whether a worker takes jobs now; otherwise starts one (when `start` and allowed). */
   takesJobs(start: boolean): boolean {
+    if (!this.enabled) return false;
     if (this.pool) return this.pool.ready;
     if (start) this.start();
     return false;
@@ -70,16 +83,12 @@ export class SingleWorker<Req extends { id: number }, R extends { id: number }> 
 
   /** Starts the worker if needed; resolves true once it takes jobs, false when it cannot. */
   ready(): Promise<boolean> {
+    if (!this.enabled) return Promise.resolve(false);
     const p = this.pool ?? this.start();
     if (!p) return Promise.resolve(false);
     if (p.ready) return Promise.resolve(true);
     p.worker.ref(); // someone waits for it: the process must not exit meanwhile
     return new Promise((resolve) => p.readyWaiters.push(resolve));
-  }
-
-  /** Stops the worker (not counted as failed); its jobs reject with `e`. */
-  stop(e: Error): void {
-    if (this.pool) this.stopPool(this.pool, e, false);
   }
 
   private start(): Pool<R> | undefined {

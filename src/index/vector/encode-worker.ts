@@ -53,8 +53,6 @@ type Reply = { ready: true } | { id: number; ok: true; rows: EncodedRows } | { i
 /** What the encode worker did in this process (tests and benchmarks read these, never timings). */
 export const encodeWorkerStats = { jobs: 0, rows: 0, failedJobs: 0, workersStarted: 0, workersFailed: 0 };
 
-let enabled = process.env.QUIVER_ENCODE_WORKER !== '0';
-
 /** Model ids the current worker holds, oldest first (the worker evicts the same way). */
 let held: number[] = [];
 let nextModel = 1;
@@ -64,6 +62,7 @@ const worker = new SingleWorker<Request, Exclude<Reply, { ready: true }>>({
   moduleUrl: import.meta.url,
   role: ROLE,
   maxFailures: MAX_FAILURES,
+  disabled: process.env.QUIVER_ENCODE_WORKER === '0',
   onStart: () => {
     held = [];
     encodeWorkerStats.workersStarted++;
@@ -74,8 +73,7 @@ const worker = new SingleWorker<Request, Exclude<Reply, { ready: true }>>({
 
 /** Switches off-thread encoding on or off (tests, benchmarks); off stops the worker. */
 export function setEncodeWorkerEnabled(on: boolean): void {
-  enabled = on;
-  if (!on) worker.stop(new Error('off-thread encoding was switched off'));
+  worker.setEnabled(on, 'off-thread encoding was switched off');
 }
 
 /**
@@ -84,7 +82,7 @@ export function setEncodeWorkerEnabled(on: boolean): void {
  * before answering.
  */
 export function encodeOffThread(model: IvfPqModel, chunk: VectorChunk): Promise<EncodedRows> | undefined {
-  if (!enabled || !worker.takesJobs(true)) return undefined;
+  if (!worker.takesJobs(true)) return undefined;
   let modelId = modelIds.get(model);
   if (modelId === undefined) modelIds.set(model, (modelId = nextModel++));
   const send = !held.includes(modelId);
@@ -119,7 +117,6 @@ export function encodeOffThread(model: IvfPqModel, chunk: VectorChunk): Promise<
 
 /** Starts the worker if needed; resolves true once it takes jobs, false when it cannot. */
 export function encodeWorkerReady(): Promise<boolean> {
-  if (!enabled) return Promise.resolve(false);
   return worker.ready();
 }
 
