@@ -15,7 +15,7 @@ import { estimateBytes } from '../util/memory-estimate.js';
 import type { Data } from 'apache-arrow';
 
 export class GenerationCache {
-  private readonly entries = new Map<string, { gen: Promise<LoadedGeneration>; bytes: number }>();
+  private readonly entries = new Map<string, { gen: Promise<LoadedGeneration>; bytes: number; loaded?: LoadedGeneration }>();
   private bytes = 0;
 
   constructor(
@@ -53,6 +53,21 @@ export class GenerationCache {
   }
 
   /**
+   * The generation when it is loaded and has every index that can be built now, without a
+   * promise or an await (a search asks for every generation on every query); undefined when
+   * `get` has work to do.
+   */
+  peek(layout: RegionLayout, folder: string): LoadedGeneration | undefined {
+    const key = this.key(layout, folder);
+    const hit = this.entries.get(key);
+    const loaded = hit?.loaded;
+    if (!hit || !loaded || this.indexing.lacksIndexes(loaded.indexes)) return undefined;
+    this.entries.delete(key);
+    this.entries.set(key, hit);
+    return loaded;
+  }
+
+  /**
    * Rows of a generation without loading it: from the cached copy when there is one, else from
    * its primary-key filter (a small file recording its key count, one per row); a generation
    * without a filter file is loaded. The model-growth check counts every generation's rows after
@@ -83,8 +98,9 @@ export class GenerationCache {
     this.account(key, entry, gen);
   }
 
-  private account(key: string, entry: { bytes: number }, gen: LoadedGeneration): void {
+  private account(key: string, entry: { bytes: number; loaded?: LoadedGeneration }, gen: LoadedGeneration): void {
     if (this.entries.get(key) !== entry) return;
+    entry.loaded = gen;
     entry.bytes = generationBytes(gen, this.indexing);
     this.bytes += entry.bytes;
     for (const [k, e] of this.entries) {

@@ -249,15 +249,13 @@ const liveCorpusCache = new WeakMap<InvertedIndex, LiveCorpusStats>();
  * BM25 statistics over a source's live rows, kept by `LiveCorpusStats` for the source's live
  * state (a query after a put pays for the put's rows, read from the index's forward index).
  */
-function liveStats(index: InvertedIndex, terms: Iterable<string>, state: LiveState): { docCount: number; totalTokens: number; docFreq: Map<string, number> } {
+function liveStats(index: InvertedIndex, state: LiveState): LiveCorpusStats {
   let stats = liveCorpusCache.get(index);
   if (!stats || stats.state !== state || stats.rows > state.rows) {
     stats = new LiveCorpusStats(index, state);
     liveCorpusCache.set(index, stats);
   }
-  const docFreq = new Map<string, number>();
-  for (const t of terms) docFreq.set(t, stats.docFreq(t));
-  return { ...stats.totals(), docFreq };
+  return stats;
 }
 
 export function textHits(prepared: readonly PreparedSource[], def: IndexDef, query: FtsQuery, k: number): Hit[] {
@@ -278,12 +276,25 @@ export function textHits(prepared: readonly PreparedSource[], def: IndexDef, que
   for (let s = 0; s < prepared.length; s++) {
     const p = prepared[s];
     const index = indexes[s];
+    if (p.liveCount !== p.source.rowCount && p.liveState) {
+      // Added straight into the query's statistics: no per-source map (this runs for every
+      // source of every text query).
+      const live = liveStats(index, p.liveState);
+      const totals = live.totals();
+      stats.docCount += totals.docCount;
+      stats.totalTokens += totals.totalTokens;
+      for (const t of terms) {
+        const df = live.docFreq(t);
+        if (df === 0) continue;
+        stats.docFreq.set(t, stats.docFreq.get(t)! + df);
+        holdsTerm[s] = 1;
+      }
+      continue;
+    }
     const local =
       p.liveCount === p.source.rowCount
         ? index.stats(terms, p.source.rowCount)
-        : p.liveState
-          ? liveStats(index, terms, p.liveState)
-          : index.statsExcluding(terms, p.source.rowCount, (pos) => p.live[pos] === 0);
+        : index.statsExcluding(terms, p.source.rowCount, (pos) => p.live[pos] === 0);
     addFtsStats(stats, local);
     for (const df of local.docFreq.values()) if (df > 0) holdsTerm[s] = 1;
   }

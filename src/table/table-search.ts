@@ -14,6 +14,7 @@ import { METRICS, type Metric } from '../index/vector/distance.js';
 import type { RegionLivenessSlot } from '../memtable/liveness.js';
 import type { RegionLayout } from '../wal/region-layout.js';
 import type { RegionReadState } from '../region/region-writer.js';
+import type { LoadedGeneration } from '../region/generation.js';
 import { isFloat32Vector } from '../index/index-def.js';
 import { keyHits, materialize, prepareSources, type RegionSources, type SearchSource, type SourcePlan, textHits, vectorHits } from './search.js';
 import type { TableContext } from './table-context.js';
@@ -161,7 +162,14 @@ export async function searchSources(ctx: TableContext, states: readonly { layout
       sources.push({ batches: memtable.store.range(0, batchCount), rowOffsets: memtable.store.rowOffsets, rowCount: memtable.store.rowsBefore(batchCount), indexes: memtable.indexes!, cache: memtable.cache });
     }
     const gens = [...state.manifest.flushedGenerations].sort((a, b) => b.generation - a.generation);
-    const loaded = await Promise.all(gens.map((g) => ctx.generations.get(layout, g.generation, g.path)));
+    // Cached generations are taken synchronously; any other is loaded (and all awaited) by `get`.
+    let loaded: LoadedGeneration[] = [];
+    for (const g of gens) {
+      const hit = ctx.generations.peek(layout, g.path);
+      if (!hit) break;
+      loaded.push(hit);
+    }
+    if (loaded.length < gens.length) loaded = await Promise.all(gens.map((g) => ctx.generations.get(layout, g.generation, g.path)));
     for (const g of loaded) sources.push({ batches: g.batches, rowOffsets: g.rowOffsets, rowCount: g.rowCount, indexes: g.indexes, cache: g.cache });
     let cacheSlot = caches.get(layout.regionId);
     if (!cacheSlot) caches.set(layout.regionId, (cacheSlot = {}));
