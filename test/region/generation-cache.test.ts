@@ -82,3 +82,40 @@ test('rowCount reads a generation\'s primary-key filter, not the generation; wit
   t.true(reads.some((k) => k.endsWith('data.arrow') || !k.endsWith('pk_filter.bin')), `loaded: ${reads.join(', ')}`);
   await db.close();
 });
+
+test('peek gives a loaded generation without awaiting, and nothing while it is unloaded, lacks a buildable index, or was evicted', async (t) => {
+  const mem = new MemoryObjectStore();
+  const db = await connect('memory://', { store: mem, writer: { maxWalFlushIntervalMs: 0 } });
+  const table = await db.createTable('docs', docsSchema, { primaryKey: 'id' });
+  await table.createIndex('text', { type: 'fts' });
+  for (let g = 0; g < 2; g++) {
+    await table.put(docs(range(g * 1000, g * 1000 + 1000), 1));
+    await table.flush();
+  }
+  const ctx = (table as unknown as { ctx: { store: ObjectStore; indexing: IndexingContext } }).ctx;
+  const regionId = Object.keys(await table.writerStats())[0];
+  const layout = new RegionLayout('docs', regionId);
+  const folders = [...new Set((await mem.list(`docs/_mem_wal/${regionId}/`)).map((o) => /([0-9a-f]{8}_gen_\d+)/.exec(o.key)?.[1]).filter((f): f is string => !!f))];
+  t.is(folders.length, 2);
+  const gen = (f: string) => Number(f.split('_gen_')[1]);
+  const cache = new GenerationCache(ctx.store, ctx.indexing, 1 << 30);
+  t.is(cache.peek(layout, folders[0]), undefined, 'not loaded yet');
+  const pending = cache.get(layout, gen(folders[0]), folders[0]);
+  t.is(cache.peek(layout, folders[0]), undefined, 'still loading');
+  const loaded = await pending;
+  t.is(cache.peek(layout, folders[0]), loaded, 'loaded: the same object, synchronously');
+  // A new index the generation lacks: peek leaves it to get, which builds it.
+  await table.createIndex('id', { type: 'scalar' });
+  t.false(loaded.indexes.hasIndex(ctx.indexing.defs.find((d) => d.column === 'id')!.name));
+  t.is(cache.peek(layout, folders[0]), undefined, 'an index to build first');
+  const completed = await cache.get(layout, gen(folders[0]), folders[0]);
+  t.true(completed.indexes.hasIndex(ctx.indexing.defs.find((d) => d.column === 'id')!.name));
+  t.is(cache.peek(layout, folders[0]), completed);
+  // Evicted: a budget of one byte keeps only the generation loaded last.
+  const small = new GenerationCache(ctx.store, ctx.indexing, 1);
+  await small.get(layout, gen(folders[0]), folders[0]);
+  await small.get(layout, gen(folders[1]), folders[1]);
+  t.is(small.peek(layout, folders[0]), undefined, 'evicted');
+  t.truthy(small.peek(layout, folders[1]));
+  await db.close();
+});
