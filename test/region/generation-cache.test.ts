@@ -14,6 +14,23 @@ import type { IndexingContext } from '../../src/index/indexing.js';
 import type { ObjectStore } from '../../src/storage/object-store.js';
 import { readSpy } from '../helpers/read-spy.js';
 
+/** A table with a full-text index and two flushed generations of `rows` rows each, and the generations' folders. */
+async function twoGenerations(rows: number) {
+  const mem = new MemoryObjectStore();
+  const db = await connect('memory://', { store: mem, writer: { maxWalFlushIntervalMs: 0 } });
+  const table = await db.createTable('docs', docsSchema, { primaryKey: 'id' });
+  await table.createIndex('text', { type: 'fts' });
+  for (let g = 0; g < 2; g++) {
+    await table.put(docs(range(g * rows, g * rows + rows), 1));
+    await table.flush();
+  }
+  const ctx = (table as unknown as { ctx: { store: ObjectStore; indexing: IndexingContext } }).ctx;
+  const regionId = Object.keys(await table.writerStats())[0];
+  const layout = new RegionLayout('docs', regionId);
+  const folders = [...new Set((await mem.list(`docs/_mem_wal/${regionId}/`)).map((o) => /([0-9a-f]{8}_gen_\d+)/.exec(o.key)?.[1]).filter((f): f is string => !!f))];
+  return { db, table, ctx, layout, folders };
+}
+
 test('estimateBytes counts a buffer once, skips excluded objects and buffers, counts map entries', (t) => {
   const buf = new Float32Array(1000);
   const a = { x: buf, y: buf.subarray(10), m: new Map([['k', 1]]) };
@@ -24,19 +41,7 @@ test('estimateBytes counts a buffer once, skips excluded objects and buffers, co
 });
 
 test('a loaded generation is charged for its indexes, and the cache evicts by that charge', async (t) => {
-  const mem = new MemoryObjectStore();
-  const db = await connect('memory://', { store: mem, writer: { maxWalFlushIntervalMs: 0 } });
-  const table = await db.createTable('docs', docsSchema, { primaryKey: 'id' });
-  await table.createIndex('text', { type: 'fts' });
-  for (let g = 0; g < 2; g++) {
-    await table.put(docs(range(g * 3000, g * 3000 + 3000), 1));
-    await table.flush();
-  }
-  const ctx = (table as unknown as { ctx: { store: ObjectStore; indexing: IndexingContext } }).ctx;
-  const regionId = Object.keys(await table.writerStats())[0];
-  const layout = new RegionLayout('docs', regionId);
-  const folders = (await mem.list(`docs/_mem_wal/${regionId}/`)).map((o) => /([0-9a-f]{8}_gen_\d+)/.exec(o.key)?.[1]).filter((f): f is string => !!f);
-  const unique = [...new Set(folders)];
+  const { db, ctx, layout, folders: unique } = await twoGenerations(3000);
   t.is(unique.length, 2);
   const probe = new GenerationCache(ctx.store, ctx.indexing, 1 << 30);
   const loaded = await Promise.all(unique.map((f) => probe.get(layout, Number(f.split('_gen_')[1]), f)));
@@ -84,18 +89,7 @@ test('rowCount reads a generation\'s primary-key filter, not the generation; wit
 });
 
 test('peek gives a loaded generation without awaiting, and nothing while it is unloaded, lacks a buildable index, or was evicted', async (t) => {
-  const mem = new MemoryObjectStore();
-  const db = await connect('memory://', { store: mem, writer: { maxWalFlushIntervalMs: 0 } });
-  const table = await db.createTable('docs', docsSchema, { primaryKey: 'id' });
-  await table.createIndex('text', { type: 'fts' });
-  for (let g = 0; g < 2; g++) {
-    await table.put(docs(range(g * 1000, g * 1000 + 1000), 1));
-    await table.flush();
-  }
-  const ctx = (table as unknown as { ctx: { store: ObjectStore; indexing: IndexingContext } }).ctx;
-  const regionId = Object.keys(await table.writerStats())[0];
-  const layout = new RegionLayout('docs', regionId);
-  const folders = [...new Set((await mem.list(`docs/_mem_wal/${regionId}/`)).map((o) => /([0-9a-f]{8}_gen_\d+)/.exec(o.key)?.[1]).filter((f): f is string => !!f))];
+  const { db, table, ctx, layout, folders } = await twoGenerations(1000);
   t.is(folders.length, 2);
   const gen = (f: string) => Number(f.split('_gen_')[1]);
   const cache = new GenerationCache(ctx.store, ctx.indexing, 1 << 30);
