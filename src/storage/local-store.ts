@@ -24,7 +24,7 @@
  * directory. Removing the temp name of a hard-linked pair leaves the object itself intact.
  */
 import { randomBytes } from 'node:crypto';
-import { constants as fsc, promises as fs } from 'node:fs';
+import { constants as fsc, promises as fs, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { AlreadyExistsError, InternalError, InvalidError, NotFoundError, QuiverError, StorageError, UnavailableError } from '../errors.js';
 import { type FileWriteOutcome, NO_DIR_SYNC, writeOffThread } from './file-write-worker.js';
@@ -186,8 +186,12 @@ export class LocalObjectStore implements ObjectStore {
     const file = this.pathOf(key);
     await this.ready();
     try {
-      const st = await fs.stat(file);
-      return st.isFile() ? { key, size: st.size } : undefined;
+      // Synchronous: every read of a table HEADs the manifest version after the writer's own (the
+      // ownership check), and the file is almost always missing. A stat of a local path is a
+      // metadata lookup of ~2 µs here; through the thread pool it took ~60 µs of wall time, and a
+      // missing file ~110 µs, ~50 µs of it this thread building the ENOENT error's stack trace.
+      const st = statSync(file, { throwIfNoEntry: false });
+      return st?.isFile() ? { key, size: st.size } : undefined;
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT' || (e as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined;
       throw mapFsError(e, key, this.description);
