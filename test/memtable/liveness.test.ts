@@ -7,7 +7,7 @@
 import test from 'ava';
 import { Bool, Field, Int64, makeData, RecordBatch, Schema, Struct } from 'apache-arrow';
 import { rowOffsetsOf } from '../../src/memtable/batch-offsets.js';
-import { type LivenessCache, regionLiveness } from '../../src/memtable/liveness.js';
+import { type LivenessCache, livenessWork, regionLiveness } from '../../src/memtable/liveness.js';
 import { TableSchema } from '../../src/schema/table-schema.js';
 import { docs, docsSchema } from '../helpers/data.js';
 import { mulberry32 } from '../helpers/rng.js';
@@ -132,4 +132,36 @@ test('64-bit keys across the whole range supersede exactly their own key (number
   const twice = { batches: [batch(keys), batch(keys)], rowOffsets: [0, keys.length], rowCount: 2 * keys.length, cache: {} as LivenessCache };
   const [w] = regionLiveness([twice], 0, [0], 1, {}, '');
   t.deepEqual(Array.from(w.live), [...keys.map(() => 0), ...keys.map(() => 1)]);
+});
+
+test("a MemTable's new keys are looked up only down to the newest older source holding them", (t) => {
+  // Ten generations of ten keys each (newest first: generation g holds 10g .. 10g + 9), a MemTable.
+  const gens: Src[] = Array.from({ length: 10 }, (_, g) => {
+    const ids = Array.from({ length: 10 }, (_, i) => 10 * g + i);
+    return { batches: batchOf(ids, false), rows: ids.map((key) => ({ key, dead: false })), cache: {} };
+  });
+  const mem: Src = { batches: [], rows: [], cache: {} };
+  const slot = {};
+  const lookups = (ids: number[], what: string): number => {
+    mem.batches.push(...batchOf(ids, false));
+    mem.rows.push(...ids.map((key) => ({ key, dead: false })));
+    const views = [mem, ...gens].filter((s) => s.rows.length > 0);
+    const before = livenessWork.memtableKeyLookups;
+    const got = regionLiveness(
+      views.map((v) => ({ batches: v.batches, rowOffsets: rowOffsetsOf(v.batches), rowCount: v.rows.length, cache: v.cache })),
+      gens.length,
+      keyIdx,
+      tomb,
+      slot,
+      'ten',
+    );
+    const want = reference(views);
+    got.forEach((g, i) => t.deepEqual(Array.from(g.live), want[i], `${what}: source ${i}`));
+    return livenessWork.memtableKeyLookups - before;
+  };
+  lookups([1000], 'first MemTable row'); // the caches are built (every older source looks the key up)
+  t.is(lookups([0, 1, 2, 3, 4], 'keys of the newest generation'), 5);
+  t.is(lookups([95, 96], 'keys of the oldest generation'), 2 * 10);
+  t.is(lookups([55], 'a key of the sixth generation'), 6);
+  t.is(lookups([2000, 2001], 'new keys'), 2 * 10);
 });
