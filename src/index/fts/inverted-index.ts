@@ -431,6 +431,45 @@ function growF64(a: Float64Array, need: number): Float64Array {
 
 const decoder = new TextDecoder();
 
+/**
+ * The per-row arrays a search scores into, indexed by local row, shared by every index of the
+ * thread (searches are synchronous and never nest, so one is in use at a time). A query over a
+ * MemTable and ten generations runs eleven searches: with arrays of their own, each source's
+ * scratch was cold in cache when its turn came (and every source held ~30 bytes a document for
+ * it); shared, they are the same memory, sized by the largest source. Epochs are shared too, so a
+ * stamp left by another index's search is never mistaken for this search's.
+ */
+interface SearchScratch {
+  busy: boolean;
+  scores: Float64Array;
+  stamp: Uint32Array;
+  exclStamp: Uint32Array;
+  allowStamp: Uint32Array;
+  clauseStamp: Uint32Array;
+  mustCnt: Uint16Array;
+  touched: Uint32Array;
+  selectBuf: Float64Array;
+  epoch: number;
+  clauseEpoch: number;
+}
+
+const NO_SCORES = new Float64Array(0);
+const NO_COUNTS = new Uint16Array(0);
+
+const scratch: SearchScratch = {
+  busy: false,
+  scores: NO_SCORES,
+  stamp: new Uint32Array(0),
+  exclStamp: new Uint32Array(0),
+  allowStamp: new Uint32Array(0),
+  clauseStamp: new Uint32Array(0),
+  mustCnt: NO_COUNTS,
+  touched: new Uint32Array(0),
+  selectBuf: new Float64Array(0),
+  epoch: 0,
+  clauseEpoch: 0,
+};
+
 export class InvertedIndex {
   readonly options: ResolvedTokenizerOptions;
 
@@ -507,23 +546,21 @@ export class InvertedIndex {
   /** Words of the row being indexed (`indexAscii`). */
   private readonly spans = new WordSpans();
 
-  // --- search scratch (indexed by local row) ---
-  private scores: Float64Array = new Float64Array(0);
-  private stamp: Uint32Array = new Uint32Array(0);
-  private exclStamp: Uint32Array = new Uint32Array(0);
+  // --- search scratch (indexed by local row): the shared `SearchScratch`'s, during a search ---
+  private scores: Float64Array = NO_SCORES;
+  private stamp: Uint32Array = NO_ENTRIES;
+  private exclStamp: Uint32Array = NO_ENTRIES;
   /** Search epoch at which a touched row passed the prefilter (pruning with `allowed`). */
-  private allowStamp: Uint32Array = new Uint32Array(0);
-  private clauseStamp: Uint32Array = new Uint32Array(0);
-  private mustCnt: Uint16Array = new Uint16Array(0);
-  private selectBuf: Float64Array = new Float64Array(0);
-  private touched: Uint32Array = new Uint32Array(0);
+  private allowStamp: Uint32Array = NO_ENTRIES;
+  private clauseStamp: Uint32Array = NO_ENTRIES;
+  private mustCnt: Uint16Array = NO_COUNTS;
+  private touched: Uint32Array = NO_ENTRIES;
   private nTouched = 0;
   private epoch = 0;
   private clauseEpoch = 0;
   private mode: Mode = Mode.Touch;
   private mustIndex = 0;
   private nMust = 0;
-  private searching = false;
   /** The search's `allowedMask`: rows it rejects are never touched (Touch mode). */
   private mask: Uint8Array | undefined;
   /** Per term id: block-max score bounds of its posting list (`termBlocks`), for long lists only. */
@@ -1160,15 +1197,20 @@ export class InvertedIndex {
 
   /** BM25 top-k. See the module comment for semantics. */
   search(query: FtsQuery, opts: FtsSearchOptions): FtsSearchResult {
-    if (this.searching) throw new Error('InvertedIndex.search is not reentrant (was it called from an `allowed` callback?)');
-    this.searching = true;
+    if (scratch.busy) throw new Error('InvertedIndex.search is not reentrant (was it called from an `allowed` callback?)');
+    scratch.busy = true;
     try {
       this.flush();
       ftsSearchWork.searches++;
       return this.searchImpl(query, opts);
     } finally {
-      this.searching = false;
+      scratch.busy = false;
+      scratch.clauseEpoch = this.clauseEpoch;
       this.mask = undefined;
+      // Not kept: the next search takes the shared arrays again (they may have grown).
+      this.scores = NO_SCORES;
+      this.stamp = this.exclStamp = this.allowStamp = this.clauseStamp = this.touched = NO_ENTRIES;
+      this.mustCnt = NO_COUNTS;
     }
   }
 
@@ -1447,8 +1489,8 @@ export class InvertedIndex {
   /** The k-th largest score among touched rows (nTouched ≥ k). */
   private kthScore(k: number): number {
     const n = this.nTouched;
-    if (this.selectBuf.length < n) this.selectBuf = new Float64Array(Math.max(n, this.selectBuf.length * 2));
-    const a = this.selectBuf;
+    if (scratch.selectBuf.length < n) scratch.selectBuf = new Float64Array(Math.max(n, scratch.selectBuf.length * 2));
+    const a = scratch.selectBuf;
     const scores = this.scores;
     const touched = this.touched;
     for (let i = 0; i < n; i++) a[i] = scores[touched[i]!]!;
@@ -1534,28 +1576,37 @@ export class InvertedIndex {
   }
 
   private prepareScratch(): void {
+    const s = scratch;
     const n = this.span;
-    if (this.scores.length < n) {
-      const cap = Math.max(n, this.scores.length * 2);
-      this.scores = new Float64Array(cap);
-      this.stamp = new Uint32Array(cap);
-      this.exclStamp = new Uint32Array(cap);
-      this.allowStamp = new Uint32Array(cap);
-      this.clauseStamp = new Uint32Array(cap);
-      this.mustCnt = new Uint16Array(cap);
-      this.touched = new Uint32Array(cap);
-      this.epoch = 0;
-      this.clauseEpoch = 0;
+    if (s.scores.length < n) {
+      const cap = Math.max(n, s.scores.length * 2);
+      s.scores = new Float64Array(cap);
+      s.stamp = new Uint32Array(cap);
+      s.exclStamp = new Uint32Array(cap);
+      s.allowStamp = new Uint32Array(cap);
+      s.clauseStamp = new Uint32Array(cap);
+      s.mustCnt = new Uint16Array(cap);
+      s.touched = new Uint32Array(cap);
+      s.epoch = 0;
+      s.clauseEpoch = 0;
     }
-    if (this.epoch >= 0xfffffff0 || this.clauseEpoch >= 0xfffff000) {
-      this.stamp.fill(0);
-      this.exclStamp.fill(0);
-      this.allowStamp.fill(0);
-      this.clauseStamp.fill(0);
-      this.epoch = 0;
-      this.clauseEpoch = 0;
+    if (s.epoch >= 0xfffffff0 || s.clauseEpoch >= 0xfffff000) {
+      s.stamp.fill(0);
+      s.exclStamp.fill(0);
+      s.allowStamp.fill(0);
+      s.clauseStamp.fill(0);
+      s.epoch = 0;
+      s.clauseEpoch = 0;
     }
-    this.epoch++;
+    this.scores = s.scores;
+    this.stamp = s.stamp;
+    this.exclStamp = s.exclStamp;
+    this.allowStamp = s.allowStamp;
+    this.clauseStamp = s.clauseStamp;
+    this.mustCnt = s.mustCnt;
+    this.touched = s.touched;
+    this.epoch = ++s.epoch;
+    this.clauseEpoch = s.clauseEpoch;
     this.nTouched = 0;
   }
 

@@ -118,3 +118,30 @@ test('block-max skipping of a long first term runs and keeps results exact, as t
     t.deepEqual(merged.slice(0, 10).map((h) => h.p), Array.from(want.positions), `${qs}: two halves with merged stats and a threshold`);
   }
 });
+
+test('indexes share one search scratch: searches alternating over indexes of different sizes each equal their reference', (t) => {
+  // The per-row score and stamp arrays are the thread's, not the index's (see SearchScratch): a
+  // stamp left by one index's search must never count as touched in the next index's.
+  const srnd = mulberry32(31);
+  const small = syntheticDocs(200, z, srnd, 5, 60);
+  const mid = syntheticDocs(1200, z, srnd, 5, 60);
+  const others = [
+    { index: new InvertedIndex(opts), ref: new RefIndex(refDocs(0, small, opts)) },
+    { index: new InvertedIndex(opts), ref: new RefIndex(refDocs(7000, mid, opts)) },
+  ];
+  others[0].index.add(0, small);
+  others[1].index.add(7000, mid);
+  const all = [{ index, ref }, ...others];
+  let i = 0;
+  for (const qs of queries.slice(0, 60)) {
+    const q = parseFtsQuery(qs, opts);
+    // Each query on every index, in an order that changes from query to query.
+    for (let j = 0; j < all.length; j++) {
+      const { index: ix, ref: r } = all[(i + j) % all.length]!;
+      const got = ix.search(q, { k: 10 });
+      const want = topK(r.search(q), 10);
+      t.deepEqual(Array.from(got.positions), want.map((h) => h.pos), `${qs} on index ${(i + j) % all.length}`);
+    }
+    i++;
+  }
+});
