@@ -36,6 +36,14 @@ export class KeyPositions {
   private slots: Float64Array;
   private mask: number;
   private numbers = 0;
+  /**
+   * The smallest and largest number key held: a lookup outside them answers without a probe, as
+   * an LSM tree checks each file's key range first. A MemTable's new keys are looked up in every
+   * older source, and sources written in key order (auto-increment ids, time-ordered keys) cover
+   * disjoint ranges, so most lookups stop here instead of missing in a cold multi-megabyte table.
+   */
+  private minKey = Infinity;
+  private maxKey = -Infinity;
   /** Keys that are not numbers. */
   private readonly others = new Map<KeyValue, number>();
 
@@ -53,6 +61,7 @@ export class KeyPositions {
 
   get(key: KeyValue): number | undefined {
     if (typeof key !== 'number') return this.others.get(key);
+    if (!(key >= this.minKey && key <= this.maxKey)) return undefined;
     const slots = this.slots;
     const mask = this.mask;
     for (let slot = hashNumber(key) & mask; ; slot = (slot + 1) & mask) {
@@ -68,6 +77,8 @@ export class KeyPositions {
       return;
     }
     if ((this.numbers + 1) * 2 > this.mask + 1) this.grow();
+    if (key < this.minKey) this.minKey = key;
+    if (key > this.maxKey) this.maxKey = key;
     this.put(key === 0 ? 0 : key, position);
   }
 

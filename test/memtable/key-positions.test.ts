@@ -62,3 +62,19 @@ test('a number and a bigint of the same value are different keys, as in a Map', 
   t.is(kp.size, 3);
 });
 
+
+test('lookups outside the number keys held answer undefined; the range follows every set, its ends included', (t) => {
+  const kp = new KeyPositions();
+  t.is(kp.get(0), undefined, 'empty');
+  kp.set(10, 1);
+  kp.set(-3, 2);
+  t.is(kp.get(-3), 2, 'the smallest key');
+  t.is(kp.get(10), 1, 'the largest key');
+  for (const k of [-4, 11, 0, 5, Number.NaN, Infinity, -Infinity]) t.is(kp.get(k), undefined, String(k));
+  kp.set(2 ** 53 - 1, 3);
+  kp.set(-(2 ** 40), 4);
+  t.is(kp.get(2 ** 53 - 1), 3, 'a new largest key');
+  t.is(kp.get(-(2 ** 40)), 4, 'a new smallest key');
+  kp.set('k', 5);
+  t.is(kp.get('k'), 5, 'keys that are not numbers are outside the range check');
+});
