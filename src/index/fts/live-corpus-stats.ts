@@ -28,7 +28,13 @@ const MAX_APPEND_WALK = 4096;
  */
 export class LiveCorpusStats {
   private df = new Int32Array(64);
-  private known = new Uint8Array(64);
+  /**
+   * Bit per term id: its `df` is counted and followed. A bitset, not a byte per term: every row
+   * read (cleared or appended since the last query) tests each of its terms here, and after a
+   * put this array is cold; a tenth of a byte a term is a few dozen cache lines for a
+   * generation's whole dictionary.
+   */
+  private known = new Uint32Array(2);
   private knownCount = 0;
   private docs = 0;
   private tokens = 0;
@@ -62,17 +68,17 @@ export class LiveCorpusStats {
     this.catchUp();
     const id = this.index.termIdOf(term);
     if (id < 0) return 0;
-    if (id >= this.known.length) {
-      const n = Math.max(id + 1, this.known.length * 2);
-      const known = new Uint8Array(n);
+    if (id >= this.df.length) {
+      const n = Math.max(id + 1, this.df.length * 2);
+      const known = new Uint32Array((n + 31) >>> 5);
       known.set(this.known);
       this.known = known;
       const df = new Int32Array(n);
       df.set(this.df);
       this.df = df;
     }
-    if (this.known[id] === 0) {
-      this.known[id] = 1;
+    if (((this.known[id >>> 5]! >>> (id & 31)) & 1) === 0) {
+      this.known[id >>> 5]! |= 1 << (id & 31);
       this.knownCount++;
       this.df[id] = this.index.countPostings(term, 0, this.counted, this.state.live);
       liveCorpusWork.termsCounted++;
@@ -113,7 +119,7 @@ export class LiveCorpusStats {
       if (!fwd || r < 0 || r >= fwd.rows) continue;
       for (let k = fwd.offsets[r]!, e = fwd.offsets[r + 1]!; k < e; k++) {
         const id = fwd.chunks[k >>> CHUNK_SHIFT]![k & CHUNK_MASK]!;
-        if (id < known.length && known[id] === 1) df[id]!--;
+        if (id < df.length && ((known[id >>> 5]! >>> (id & 31)) & 1) === 1) df[id]!--;
       }
     }
     for (let pos = this.counted; pos < s.rows; pos++) {
@@ -123,7 +129,7 @@ export class LiveCorpusStats {
       if (!fwd || r < 0 || r >= fwd.rows) continue;
       for (let k = fwd.offsets[r]!, e = fwd.offsets[r + 1]!; k < e; k++) {
         const id = fwd.chunks[k >>> CHUNK_SHIFT]![k & CHUNK_MASK]!;
-        if (id < known.length && known[id] === 1) df[id]!++;
+        if (id < df.length && ((known[id >>> 5]! >>> (id & 31)) & 1) === 1) df[id]!++;
       }
     }
     liveCorpusWork.rowsRead += s.cleared.length - this.cleared + s.rows - this.counted;
