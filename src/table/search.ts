@@ -373,5 +373,7 @@ export function materialize(hits: readonly Hit[], schema: Schema, columnIndexes:
   const children: Data[] = columnIndexes.map((c) => gatherData(batchList.map((b) => b.data.children[c]), from, rows));
   if (extra) children.push(makeData({ type: new Float32(), length: hits.length, nullCount: 0, data: Float32Array.from(hits, (h) => h.value) }));
   const batch = new RecordBatch(outSchema, makeData({ type: new Struct(outSchema.fields), length: hits.length, nullCount: 0, children }));
-  return new ArrowTable(outSchema, [batch]);
+  // The batch's own schema (RecordBatch makes an equal copy of outSchema): given outSchema, the
+  // Table would compare the two field by field on every search.
+  return new ArrowTable([batch]);
 }
