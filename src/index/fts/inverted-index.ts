@@ -1078,12 +1078,6 @@ export class InvertedIndex {
     return id === undefined || this.postCount[id] === 0 ? -1 : id;
   }
 
-  /** Documents holding term `id` (a `termIdOf` id), stale versions included. */
-  postingCount(id: number): number {
-    this.flush();
-    return id >= 0 && id < this.postCount.length ? this.postCount[id]! : 0;
-  }
-
   /** Tokens of the document at row `pos`, or -1 when that row is not a document (null text, a gap, outside the index). */
   documentLength(pos: number): number {
     const i = pos - this.base;
