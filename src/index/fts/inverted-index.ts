@@ -1060,6 +1060,15 @@ export class InvertedIndex {
     return { docCount: this.prefDocs[cut]!, totalTokens: this.prefTokens[cut]!, docFreq };
   }
 
+  /**
+   * Documents holding term `id` (an id of `termIdOf`) among rows with position < maxPosition: its
+   * posting count, or a binary search of its postings when the index holds rows from there on.
+   */
+  postingsBefore(id: number, maxPosition: number): number {
+    this.flush();
+    return id >= 0 && id < this.termStr.length ? this.postingsBelow(id, maxPosition) : 0;
+  }
+
   /** The forward index (see `RowTerms`): each document's distinct term ids, rows from `basePosition`. */
   forwardIndex(): RowTerms {
     this.flush();

@@ -9,33 +9,26 @@ export interface LiveRows {
   readonly cleared: readonly number[];
 }
 
-/** Counters for tests and benchmarks: terms counted over their postings, rows read from forward indexes. */
-export const liveCorpusWork = { termsCounted: 0, rowsRead: 0, followers: 0 };
-
-/** Appended rows past which counting the asked terms afresh is cheaper than reading every row. */
-const MAX_APPEND_WALK = 4096;
+/** Counters for tests and benchmarks: followers made, rows whose forward-index entry was read. */
+export const liveCorpusWork = { rowsRead: 0, followers: 0 };
 
 /**
  * BM25 corpus statistics over the live rows of one full-text index's source, whose older
- * versions of keys are superseded: the live documents and their tokens (counted once, then kept),
- * and per term the live documents holding it (counted over the term's postings when first asked;
- * from then on following the rows). Each row cleared since the last query takes its length off
- * the totals and one off every counted term it holds; each live row appended adds them — read
- * from the index's forward index, once for all terms. A query after a put pays for the put's
- * rows, whatever terms it asks.
+ * versions of keys are superseded, kept by subtraction: the index already counts every row it
+ * holds (a term's postings are its documents), so this keeps only what the dead rows hold — per
+ * term the dead documents holding it, and the dead documents' count and tokens — and a term's
+ * live document frequency is its postings below the rows accounted for minus its dead count.
+ *
+ * Only dead rows are read (each one's forward-index entry, once): a row cleared since the last
+ * query, or an appended row that was dead from the start (a key written twice in one put). A
+ * query after a put pays for the rows the put superseded; the put's own rows cost a look at
+ * their live bytes; a term asked for the first time costs nothing more than one asked before.
  *
  * Follows one `LiveRows` by identity, growing `rows` and a growing `cleared` log.
  */
 export class LiveCorpusStats {
-  private df = new Int32Array(64);
-  /**
-   * Bit per term id: its `df` is counted and followed. A bitset, not a byte per term: every row
-   * read (cleared or appended since the last query) tests each of its terms here, and after a
-   * put this array is cold; a tenth of a byte a term is a few dozen cache lines for a
-   * generation's whole dictionary.
-   */
-  private known = new Uint32Array(2);
-  private knownCount = 0;
+  /** Per term id: dead documents among the rows accounted for that hold the term. */
+  private deadDf: Int32Array;
   private docs = 0;
   private tokens = 0;
   /** Rows and cleared-log entries accounted for. */
@@ -46,7 +39,8 @@ export class LiveCorpusStats {
     private readonly index: InvertedIndex,
     readonly state: LiveRows,
   ) {
-    for (let pos = 0; pos < state.rows; pos++) if (state.live[pos]) this.addDocument(pos);
+    this.deadDf = new Int32Array(Math.max(64, index.termCount));
+    this.append(0, state.rows);
     this.counted = state.rows;
     this.cleared = state.cleared.length;
     liveCorpusWork.followers++;
@@ -68,71 +62,56 @@ export class LiveCorpusStats {
     this.catchUp();
     const id = this.index.termIdOf(term);
     if (id < 0) return 0;
-    if (id >= this.df.length) {
-      const n = Math.max(id + 1, this.df.length * 2);
-      const known = new Uint32Array((n + 31) >>> 5);
-      known.set(this.known);
-      this.known = known;
-      const df = new Int32Array(n);
-      df.set(this.df);
-      this.df = df;
-    }
-    if (((this.known[id >>> 5]! >>> (id & 31)) & 1) === 0) {
-      this.known[id >>> 5]! |= 1 << (id & 31);
-      this.knownCount++;
-      this.df[id] = this.index.countPostings(term, 0, this.counted, this.state.live);
-      liveCorpusWork.termsCounted++;
-    }
-    return this.df[id]!;
+    const dead = id < this.deadDf.length ? this.deadDf[id]! : 0;
+    return this.index.postingsBefore(id, this.counted) - dead;
   }
 
-  private addDocument(pos: number): void {
-    const len = this.index.documentLength(pos);
-    if (len < 0) return;
-    this.docs++;
-    this.tokens += len;
+  /** Accounts rows [from, to) as they are now: live ones add to the totals, dead ones to the dead counts. */
+  private append(from: number, to: number): void {
+    const live = this.state.live;
+    const index = this.index;
+    for (let pos = from; pos < to; pos++) {
+      if (live[pos]) {
+        const len = index.documentLength(pos);
+        if (len < 0) continue;
+        this.docs++;
+        this.tokens += len;
+      } else this.addDead(pos);
+    }
+  }
+
+  /** One more dead row among those accounted for: each term its document holds gets one more dead document. */
+  private addDead(pos: number): void {
+    const fwd = this.index.forwardIndex();
+    const r = pos - this.index.basePosition;
+    if (r < 0 || r >= fwd.rows) return;
+    const e = fwd.offsets[r + 1]!;
+    let k = fwd.offsets[r]!;
+    if (k === e) return;
+    liveCorpusWork.rowsRead++;
+    if (this.deadDf.length < this.index.termCount) {
+      const grown = new Int32Array(Math.max(this.index.termCount, this.deadDf.length * 2));
+      grown.set(this.deadDf);
+      this.deadDf = grown;
+    }
+    const deadDf = this.deadDf;
+    for (; k < e; k++) deadDf[fwd.chunks[k >>> CHUNK_SHIFT]![k & CHUNK_MASK]!]!++;
   }
 
   private catchUp(): void {
     const s = this.state;
     if (this.counted === s.rows && this.cleared === s.cleared.length) return;
-    // More appended rows than are worth reading for the terms: they are counted afresh when asked.
-    if (this.knownCount > 0 && s.rows - this.counted > MAX_APPEND_WALK) {
-      this.known.fill(0);
-      this.knownCount = 0;
-    }
-    const terms = this.knownCount > 0;
-    const fwd = terms ? this.index.forwardIndex() : undefined;
-    const base = this.index.basePosition;
-    const known = this.known;
-    const df = this.df;
-    // Rows accounted for before and cleared since (later rows are counted below, as they are now).
+    // Rows accounted for before and cleared since (later rows are accounted below, as they are now).
     for (let j = this.cleared; j < s.cleared.length; j++) {
       const pos = s.cleared[j]!;
       if (pos >= this.counted) continue;
       const len = this.index.documentLength(pos);
-      if (len >= 0) {
-        this.docs--;
-        this.tokens -= len;
-      }
-      const r = pos - base;
-      if (!fwd || r < 0 || r >= fwd.rows) continue;
-      for (let k = fwd.offsets[r]!, e = fwd.offsets[r + 1]!; k < e; k++) {
-        const id = fwd.chunks[k >>> CHUNK_SHIFT]![k & CHUNK_MASK]!;
-        if (id < df.length && ((known[id >>> 5]! >>> (id & 31)) & 1) === 1) df[id]!--;
-      }
+      if (len < 0) continue;
+      this.docs--;
+      this.tokens -= len;
+      this.addDead(pos);
     }
-    for (let pos = this.counted; pos < s.rows; pos++) {
-      if (!s.live[pos]) continue;
-      this.addDocument(pos);
-      const r = pos - base;
-      if (!fwd || r < 0 || r >= fwd.rows) continue;
-      for (let k = fwd.offsets[r]!, e = fwd.offsets[r + 1]!; k < e; k++) {
-        const id = fwd.chunks[k >>> CHUNK_SHIFT]![k & CHUNK_MASK]!;
-        if (id < df.length && ((known[id >>> 5]! >>> (id & 31)) & 1) === 1) df[id]!++;
-      }
-    }
-    liveCorpusWork.rowsRead += s.cleared.length - this.cleared + s.rows - this.counted;
+    this.append(this.counted, s.rows);
     this.counted = s.rows;
     this.cleared = s.cleared.length;
   }
