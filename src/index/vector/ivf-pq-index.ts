@@ -219,13 +219,22 @@ export class IvfPqIndex {
       const terms = this.terms[p];
       let o = 0;
       let maxAbs = 0;
+      // Codes are copied a run of kept rows at a time (one copy per run, not one per row).
+      let runFrom = -1;
+      let runAt = 0;
       for (let i = 0; i < n; i++) {
         const old = positions[i];
-        if (old >= limit) continue;
-        const to = newPosition[old];
-        if (to < 0) continue;
+        const to = old < limit ? newPosition[old] : -1;
+        if (to < 0) {
+          if (runFrom >= 0) nc.set(codes.subarray(runFrom * M, i * M), runAt * M);
+          runFrom = -1;
+          continue;
+        }
+        if (runFrom < 0) {
+          runFrom = i;
+          runAt = o;
+        }
         np[o] = to;
-        nc.set(codes.subarray(i * M, (i + 1) * M), o * M);
         if (l2) {
           nt[o] = terms[i];
           const a = Math.abs(terms[i]);
@@ -233,6 +242,7 @@ export class IvfPqIndex {
         }
         o++;
       }
+      if (runFrom >= 0) nc.set(codes.subarray(runFrom * M, n * M), runAt * M);
       out.positions[p] = np;
       out.codes[p] = nc;
       out.terms[p] = nt;
