@@ -6,9 +6,25 @@
  * such as a trained model or the record batches a cache counts on its own; an excluded
  * ArrayBuffer is not counted through any view of it either.
  */
-const SLOT = 8;
-const OBJECT = 32;
-const MAP_ENTRY = 40;
+export const SLOT = 8;
+export const OBJECT = 32;
+export const MAP_ENTRY = 40;
+/** A string's header; its characters are 2 bytes each. */
+export const STRING = 16;
+
+/**
+ * An object may size some of its parts in bulk (a dictionary of tens of thousands of strings,
+ * each a cache miss to walk): `[SIZED_PARTS]()` gives their bytes, the parts themselves (not
+ * walked) and what in them must still be walked (e.g. buffers their views hold), and the walk
+ * goes on through the object's other properties as usual.
+ */
+export const SIZED_PARTS = Symbol('sizedParts');
+
+export interface SizedParts {
+  bytes: number;
+  parts: readonly object[];
+  walk: readonly unknown[];
+}
 
 export function estimateBytes(root: unknown, exclude: Iterable<object> = []): number {
   const seen = new Set<object>(exclude);
@@ -19,7 +35,7 @@ export function estimateBytes(root: unknown, exclude: Iterable<object> = []): nu
   while (stack.length > 0) {
     const v = stack.pop();
     if (typeof v === 'string') {
-      bytes += 16 + 2 * v.length;
+      bytes += STRING + 2 * v.length;
       continue;
     }
     if (typeof v !== 'object' || v === null || seen.has(v)) continue;
@@ -40,12 +56,13 @@ export function estimateBytes(root: unknown, exclude: Iterable<object> = []): nu
     }
     if (v instanceof Map) {
       bytes += OBJECT + v.size * MAP_ENTRY;
-      for (const [k, x] of v) {
-        if (typeof k === 'string') bytes += 16 + 2 * k.length;
+      // forEach: no entry array per entry.
+      v.forEach((x: unknown, k: unknown) => {
+        if (typeof k === 'string') bytes += STRING + 2 * k.length;
         else if (typeof k === 'object' && k !== null) stack.push(k);
         if (typeof x === 'object' && x !== null) stack.push(x);
-        else if (typeof x === 'string') bytes += 16 + 2 * x.length;
-      }
+        else if (typeof x === 'string') bytes += STRING + 2 * x.length;
+      });
       continue;
     }
     if (v instanceof Set) {
@@ -63,12 +80,19 @@ export function estimateBytes(root: unknown, exclude: Iterable<object> = []): nu
             buffers.add(x.buffer);
             bytes += x.buffer.byteLength;
           }
-        } else if (typeof x === 'string') bytes += 16 + 2 * x.length;
+        } else if (typeof x === 'string') bytes += STRING + 2 * x.length;
         else if (typeof x === 'object' && x !== null) stack.push(x);
       }
       continue;
     }
     bytes += OBJECT;
+    const sized = (v as { [SIZED_PARTS]?: () => SizedParts })[SIZED_PARTS];
+    if (typeof sized === 'function') {
+      const r = sized.call(v);
+      bytes += r.bytes;
+      for (const p of r.parts) seen.add(p);
+      for (const w of r.walk) stack.push(w);
+    }
     for (const key of Object.keys(v)) {
       bytes += SLOT;
       stack.push((v as Record<string, unknown>)[key]);

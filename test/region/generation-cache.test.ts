@@ -8,7 +8,8 @@ import { connect, MemoryObjectStore } from '../../src/quiver.js';
 import { batchBytes } from '../../src/memtable/batch-store.js';
 import { GenerationCache, generationBytes } from '../../src/region/generation-cache.js';
 import { RegionLayout } from '../../src/wal/region-layout.js';
-import { estimateBytes } from '../../src/util/memory-estimate.js';
+import { estimateBytes, SIZED_PARTS } from '../../src/util/memory-estimate.js';
+import { InvertedIndex } from '../../src/index/fts/inverted-index.js';
 import { docs, docsSchema, range } from '../helpers/data.js';
 import type { IndexingContext } from '../../src/index/indexing.js';
 import type { ObjectStore } from '../../src/storage/object-store.js';
@@ -38,6 +39,31 @@ test('estimateBytes counts a buffer once, skips excluded objects and buffers, co
   t.true(n >= 4000 && n < 4400, String(n));
   t.true(estimateBytes(a, [buf.buffer]) < 400);
   t.true(estimateBytes({ big: new Uint8Array(1 << 20), small: 1 }, [a]) >= 1 << 20);
+});
+
+test('an inverted index sizes its dictionary in bulk: within a few % of walking it, and a view-only buffer still counted', (t) => {
+  const words = Array.from({ length: 3000 }, (_, i) => `term${i.toString(36)}x${'y'.repeat(i % 7)}`);
+  const texts = Array.from({ length: 4000 }, (_, r) => Array.from({ length: 12 }, (_, j) => words[(r * 31 + j * j * 17) % words.length]).join(' '));
+  const memtable = new InvertedIndex({ stem: false, stopWords: false });
+  memtable.add(0, texts);
+  const remapped = memtable.remapped(Int32Array.from({ length: texts.length }, (_, i) => (i % 9 === 0 ? -1 : i)));
+  const loaded = InvertedIndex.fromArrow(remapped.toArrow(), { stem: false, stopWords: false });
+  for (const [name, index] of [['memtable', memtable], ['remapped', remapped], ['fromArrow', loaded]] as const) {
+    t.is(typeof (index as unknown as Record<symbol, unknown>)[SIZED_PARTS], 'function');
+    // A plain copy of the fields has no bulk sizer: the generic walk (which counts each term
+    // string twice, as map key and array element).
+    const walked = estimateBytes({ ...index });
+    const sized = estimateBytes(index);
+    t.true(Math.abs(sized - walked) / walked < 0.05, `${name}: sized ${sized} vs walked ${walked}`);
+  }
+  // Views read from a buffer nothing else holds: the buffer is counted through them.
+  const index = new InvertedIndex({ stem: false, stopWords: false });
+  index.add(0, ['a b c']);
+  const before = estimateBytes(index);
+  const alone = new Uint32Array(1 << 16);
+  (index as unknown as { post: Uint32Array[] }).post.push(alone.subarray(0, 4), alone.subarray(4, 8));
+  t.true(estimateBytes(index) >= before + alone.byteLength, 'the buffer behind the views is charged');
+  t.true(estimateBytes(index, [alone.buffer]) < before + 1000, 'and left out when shared');
 });
 
 test('a loaded generation is charged for its indexes, and the cache evicts by that charge', async (t) => {

@@ -124,6 +124,7 @@ import { hashAsciiWord, hashSpan, PackedWordTable, WordTable } from './word-tabl
 import { FuzzyMatcher, charMask, mayBeWithin } from './fuzzy.js';
 import { RowTerms } from './row-terms.js';
 import { runSteps } from '../../util/steps.js';
+import { MAP_ENTRY, OBJECT, SIZED_PARTS, SLOT, STRING, type SizedParts } from '../../util/memory-estimate.js';
 
 export { boundedLevenshtein } from './fuzzy.js';
 
@@ -314,6 +315,9 @@ const FORMAT_VERSION = '1';
 const INITIAL_ENTRIES = 16;
 /** Entries per term in `InvertedIndex.loc`. */
 const LOC_STRIDE = 8;
+/** A typed-array view's own heap object (see `runs`). */
+const VIEW_BYTES = 120;
+
 /** Postings and token positions `remapSteps`, `toArrowSteps` and `fromArrowSteps` handle between two pauses (a few ms; fresh arrays page-fault as they fill). */
 const REMAP_SLICE_WORK = 1 << 17;
 
@@ -486,6 +490,8 @@ export class InvertedIndex {
   // --- terms ---
   private readonly termIds = new Map<string, number>();
   private readonly termStr: string[] = [];
+  /** Characters of all terms (for `SIZED_PARTS`: the dictionary sized without walking it). */
+  private termChars = 0;
   /** Per term, views of its postings and token positions, made when first read (`postOf`, `tokOf`); undefined until then. */
   private readonly post: (Uint32Array | undefined)[] = [];
   private readonly tokPos: (Uint32Array | undefined)[] = [];
@@ -612,6 +618,31 @@ export class InvertedIndex {
     if (r === null || id >= r.postAt.length) return NO_ENTRIES;
     const at = postings ? r.postAt[id]! : r.tokAt[id]!;
     return (postings ? r.post : r.tok).subarray(at, at + (postings ? 2 * this.postCount[id]! : this.posCount[id]!));
+  }
+
+  /**
+   * The dictionary and the per-term view arrays, sized in bulk for `estimateBytes` (a cache's
+   * budget): each term's string once (the map's key and `termStr` are the same string), its map
+   * entry and array slots, and each view's object; the buffers the views hold are walked. Walking
+   * them instead touched every one of ~50 000 strings twice, 10–40 ms on a flush's event loop.
+   */
+  [SIZED_PARTS](): SizedParts {
+    const n = this.termStr.length;
+    let bytes = OBJECT + this.termIds.size * MAP_ENTRY + 2 * (OBJECT + n * SLOT) + n * STRING + 2 * this.termChars;
+    const walk: Uint32Array[] = [];
+    for (const views of [this.post, this.tokPos]) {
+      bytes += OBJECT + views.length * SLOT;
+      let last: ArrayBufferLike | undefined;
+      for (const v of views) {
+        if (v === undefined) continue;
+        bytes += VIEW_BYTES;
+        if (v.buffer !== last) {
+          last = v.buffer;
+          walk.push(v);
+        }
+      }
+    }
+    return { bytes, parts: [this.termIds, this.termStr, this.post, this.tokPos], walk };
   }
 
   /** Number of distinct terms. */
@@ -749,6 +780,7 @@ export class InvertedIndex {
       this.termIds.set(term, id);
       if (this.termIds.size !== id + 1) throw new Error(`duplicate term ${JSON.stringify(term)}`);
       this.termStr.push(term);
+      this.termChars += term.length;
       if (id >= this.postCount.length) {
         this.postCount = grow(this.postCount, id + 1);
         this.posCount = grow(this.posCount, id + 1);
@@ -2050,6 +2082,7 @@ export class InvertedIndex {
       newId[id] = i;
       out.termIds.set(term, i);
       out.termStr.push(term);
+      out.termChars += term.length;
     }
     yield;
     const cap = Math.max(16, nNew);
