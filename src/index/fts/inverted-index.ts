@@ -124,6 +124,7 @@ import { hashAsciiWord, hashSpan, PackedWordTable, WordTable } from './word-tabl
 import { FuzzyMatcher, charMask, mayBeWithin } from './fuzzy.js';
 import { RowTerms } from './row-terms.js';
 import { runSteps } from '../../util/steps.js';
+import { sortStringsSteps } from '../../util/sort-strings.js';
 import { MAP_ENTRY, OBJECT, SIZED_PARTS, SLOT, STRING, type SizedParts } from '../../util/memory-estimate.js';
 
 export { boundedLevenshtein } from './fuzzy.js';
@@ -315,6 +316,9 @@ const FORMAT_VERSION = '1';
 const INITIAL_ENTRIES = 16;
 /** Entries per term in `InvertedIndex.loc`. */
 const LOC_STRIDE = 8;
+/** Terms sorted between two pauses of `remapSteps` / `toArrowSteps` (~2–4 ms of string compares). */
+const SORT_SLICE_TERMS = 4096;
+
 /** A typed-array view's own heap object (see `runs`). */
 const VIEW_BYTES = 120;
 
@@ -2064,10 +2068,10 @@ export class InvertedIndex {
     // token positions are laid out in that order in one buffer each: `toArrow` then needs no
     // sort, and copies the token positions in one piece. The dictionary, its by-length buckets
     // (character masks copied, not recomputed) and the per-term arrays are filled in bulk.
-    const alive: string[] = [];
-    for (let id = 0; id < nTerms; id++) if (keptPost[id] !== 0) alive.push(this.termStr[id]!);
+    const kept: string[] = [];
+    for (let id = 0; id < nTerms; id++) if (keptPost[id] !== 0) kept.push(this.termStr[id]!);
     yield;
-    alive.sort(); // default sort: UTF-16 code units, like `<`
+    const alive = sliceWork === Infinity ? kept.sort() : yield* sortStringsSteps(kept, SORT_SLICE_TERMS);
     yield;
     const nNew = alive.length;
     const oldOf = new Uint32Array(nNew);
@@ -2188,7 +2192,7 @@ export class InvertedIndex {
     const runs = this.runs;
     // Default sort compares UTF-16 code units, like `<` (and is faster than a comparator). A
     // packed index (see `packed`) has its terms in that order already.
-    const sortedTerms = packed ? this.termStr : this.termStr.slice().sort();
+    const sortedTerms = packed ? this.termStr : sliceWork === Infinity ? this.termStr.slice().sort() : yield* sortStringsSteps(this.termStr, SORT_SLICE_TERMS);
     const order = new Uint32Array(nTerms);
     let totalPost = 0;
     let totalPos = 0;
