@@ -31,6 +31,11 @@ import type { LivenessCache } from './liveness.js';
 import { BatchStore } from './batch-store.js';
 import { nextTurn } from '../util/steps.js';
 
+/** Main-thread time an `indexInSlices` slice aims at (a turn of the event loop's share of indexing). */
+const SLICE_MS = 4;
+/** The smallest slice, whatever the estimate (a slice has a fixed cost too). */
+const MIN_SLICE_ROWS = 64;
+
 export interface MemTableLimits {
   maxBytes: number;
   maxRows: number;
@@ -59,6 +64,8 @@ export class MemTable {
   indexed = 0;
   /** Rows of batch `indexed` already in the indexes too (an `indexInSlices` slice ended inside it). */
   private indexedPart = 0;
+  /** `indexInSlices`' running estimate of the main thread's cost of indexing a row, in ms (0: none yet). */
+  private msPerRow = 0;
   /** Highest WAL position holding rows of this MemTable (or inherited from its predecessor). */
   lastWalPosition: number;
   /** Per-snapshot caches of readers (key liveness). */
@@ -117,7 +124,11 @@ export class MemTable {
         const slice: RecordBatch[] = [];
         let b = this.indexed;
         let part = this.indexedPart;
-        let budget = sliceRows;
+        // At most `sliceRows`, and about SLICE_MS of work by the last slices' cost a row: a
+        // fresh MemTable's first rows cost 2–3× a warm one's (every word new to its dictionary),
+        // and a 512-row slice of them held the event loop 15–35 ms.
+        let budget = this.msPerRow > 0 ? Math.max(MIN_SLICE_ROWS, Math.min(sliceRows, Math.floor(SLICE_MS / this.msPerRow))) : sliceRows;
+        const rows0 = budget;
         while (b < end && budget > 0) {
           const batch = store.batch(b);
           const rows = batch.numRows - part;
@@ -135,7 +146,12 @@ export class MemTable {
         // Full-text tokens wait in the index's buffer, past the last slice too: the buffer
         // moves into the postings when it is large enough or a read needs it (fewer, larger
         // moves: each touches every term it holds once).
+        const t0 = performance.now();
         this.indexes.insert(slice, offThread, true);
+        if (rows0 > budget) {
+          const perRow = (performance.now() - t0) / (rows0 - budget);
+          this.msPerRow = this.msPerRow === 0 ? perRow : 0.5 * this.msPerRow + 0.5 * perRow;
+        }
         this.indexed = b;
         this.indexedPart = part;
         if (this.indexed < end) await nextTurn();
