@@ -77,11 +77,11 @@ test('ack waiters resolve exactly at their batch count, once durable and visible
 });
 
 /** A MemTable whose rows go into a full-text index on `text` and a scalar index on `version`. */
-function indexedMemTable(): { mt: MemTable; fts: () => InvertedIndex; scalar: () => ScalarIndex } {
+function indexedMemTable(clock?: () => number): { mt: MemTable; fts: () => InvertedIndex; scalar: () => ScalarIndex } {
   const indexes = new SourceIndexes(schema);
   indexes.addIndex({ name: 'text_fts', column: 'text', type: 'fts', stem: false }, () => undefined, []);
   indexes.addIndex({ name: 'version_scalar', column: 'version', type: 'scalar' }, () => undefined, []);
-  return { mt: new MemTable(1, 0, indexes), fts: () => indexes.index<InvertedIndex>('text_fts')!, scalar: () => indexes.index<ScalarIndex>('version_scalar')! };
+  return { mt: new MemTable(1, 0, indexes, clock), fts: () => indexes.index<InvertedIndex>('text_fts')!, scalar: () => indexes.index<ScalarIndex>('version_scalar')! };
 }
 
 /** Every row position below `end` holds its own id's word (docs' text is "v row <id> version <v>"), so positions neither skip nor repeat. */
@@ -114,8 +114,47 @@ test('indexInSlices cuts inside batches; indexedBatches is the exact prefix the 
     await new Promise((r) => setImmediate(r));
   }
   t.true(seen.some((n) => n > 0 && n < ids.length), 'slices were observed in between');
-  for (const n of seen) t.true(n % 256 === 0 || n === ids.length, `slices are 256 rows (saw ${n})`);
+  for (let i = 1; i < seen.length; i++) t.true(seen[i] - seen[i - 1] <= 256, `slices are at most 256 rows (saw ${seen[i - 1]} → ${seen[i]})`);
   t.is(mt.indexed, mt.batchCount);
+  checkRows(t, fts(), ids, ids.length, 'at the end');
+});
+
+test('indexInSlices sizes slices by what rows cost: about 4 ms each, between 64 rows and the given maximum', async (t) => {
+  // A clock that reads as if each row indexed cost `msPerRow` (the rows handed so far, times it).
+  let msPerRow = 0.002;
+  let elapsed = 0;
+  let lastHeld = 0;
+  const { mt, fts } = indexedMemTable(() => {
+    const held = fts().endPosition < 0 ? 0 : fts().endPosition;
+    elapsed += (held - lastHeld) * msPerRow;
+    lastHeld = held;
+    return elapsed;
+  });
+  const ids = Array.from({ length: 6000 }, (_, i) => i);
+  mt.append(rows(ids));
+  const done = mt.indexInSlices(1, undefined, 512);
+  let settled = false;
+  void done.then(() => (settled = true));
+  const held: number[] = [0];
+  const step = async () => {
+    await new Promise((r) => setImmediate(r));
+    held.push(mt.indexedBatches().reduce((n, b) => n + b.numRows, 0));
+  };
+  // Cheap rows (2 µs): full 512-row slices.
+  for (let i = 0; i < 3; i++) await step();
+  t.deepEqual(held.slice(1).map((n, i) => n - held[i]), [512, 512, 512]);
+  // Rows 25× dearer (50 µs): the slices shrink towards 4 ms / 0.05 = 80 rows.
+  msPerRow = 0.05;
+  for (let i = 0; i < 6; i++) await step();
+  const sizes = held.slice(1).map((n, i) => n - held[i]);
+  const last = sizes.at(-1)!;
+  t.true(last >= 80 && last <= 85, `slices ${sizes.join(', ')}`);
+  for (let i = 4; i < sizes.length; i++) t.true(sizes[i] <= sizes[i - 1], `shrinking: ${sizes.join(', ')}`);
+  // Rows dearer still (1 ms): never below 64 rows.
+  msPerRow = 1;
+  for (let i = 0; i < 4; i++) await step();
+  t.is(held.at(-1)! - held.at(-2)!, 64);
+  while (!settled) await step();
   checkRows(t, fts(), ids, ids.length, 'at the end');
 });
 
