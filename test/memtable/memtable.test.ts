@@ -130,7 +130,7 @@ test('indexInSlices sizes slices by what rows cost: about 4 ms each, between 64 
     lastHeld = held;
     return elapsed;
   });
-  const ids = Array.from({ length: 6000 }, (_, i) => i);
+  const ids = Array.from({ length: 6000 }, (_, i) => 10_000 + i);
   mt.append(rows(ids));
   const done = mt.indexInSlices(1, undefined, 512);
   let settled = false;
