@@ -123,9 +123,16 @@ export function takeBatch(batch: RecordBatch, indices: Uint32Array): RecordBatch
 
 /**
  * Indexes that a flush made by remapping the MemTable's instead of rebuilding them from rows, and
- * those it rebuilt (tests check that a flush does not re-index what the MemTable holds).
+ * those it rebuilt (tests check that a flush does not re-index what the MemTable holds); `shared`
+ * counts the remapped full-text indexes that are the MemTable's own (every row kept in place).
  */
-export const flushIndexCounters = { remapped: 0, rebuilt: 0 };
+export const flushIndexCounters = { remapped: 0, rebuilt: 0, shared: 0 };
+
+/** Whether a flush's position map keeps every row where it was (nothing dropped, nothing moved). */
+function keepsEveryPosition(newPosition: Int32Array): boolean {
+  for (let i = 0; i < newPosition.length; i++) if (newPosition[i] !== i) return false;
+  return true;
+}
 
 /**
  * The MemTable a generation is flushed from, for reusing its indexes: `indexes` over its row
@@ -171,9 +178,13 @@ function* remappedIndex(def: IndexDef, indexing: IndexingContext, index: SourceI
       return index instanceof IvfPqIndex && model !== undefined && (index.model === model || indexing.inLineage(def, index.model)) ? index.remapped(newPosition) : undefined;
     }
     case 'fts':
-      return index instanceof InvertedIndex && sameTokenizerOptions(index.options, { stem: def.stem, stopWords: def.stopWords })
-        ? yield* index.remapSteps(newPosition)
-        : undefined;
+      if (!(index instanceof InvertedIndex && sameTokenizerOptions(index.options, { stem: def.stem, stopWords: def.stopWords }))) return undefined;
+      // Every row kept where it was (no key written twice in the MemTable): the index as it is.
+      if (keepsEveryPosition(newPosition)) {
+        flushIndexCounters.shared++;
+        return index.sealed();
+      }
+      return yield* index.remapSteps(newPosition);
     case 'scalar': {
       const field = indexing.schema.stored.fields.find((f) => f.name === def.column);
       return index instanceof ScalarIndex && field !== undefined && index.type === field.type ? index.remapped(newPosition) : undefined;

@@ -243,17 +243,18 @@ export function vectorHits(prepared: readonly PreparedSource[], p: VectorSearchP
   return hits.slice(0, p.k);
 }
 
-const liveCorpusCache = new WeakMap<InvertedIndex, LiveCorpusStats>();
+/** By live state (one per source), not by index: a flush's generation may read its MemTable's index. */
+const liveCorpusCache = new WeakMap<LiveState, LiveCorpusStats>();
 
 /**
  * BM25 statistics over a source's live rows, kept by `LiveCorpusStats` for the source's live
  * state (a query after a put pays for the put's rows, read from the index's forward index).
  */
 function liveStats(index: InvertedIndex, state: LiveState): LiveCorpusStats {
-  let stats = liveCorpusCache.get(index);
-  if (!stats || stats.state !== state || stats.rows > state.rows) {
+  let stats = liveCorpusCache.get(state);
+  if (!stats || stats.index !== index || stats.rows > state.rows) {
     stats = new LiveCorpusStats(index, state);
-    liveCorpusCache.set(index, stats);
+    liveCorpusCache.set(state, stats);
   }
   return stats;
 }

@@ -483,3 +483,62 @@ test.serial('table: a flush after upserts and deletes keeps every search answer 
   for (let i = 0; i < requests.length; i++) t.deepEqual(answer(await reopened.search(requests[i] as never)), before[i], `reopened: ${JSON.stringify(requests[i]).slice(0, 80)}`);
   await db2.close();
 });
+
+test.serial('a flush that keeps every row in place shares the MemTable full-text index; its sidecar and answers match a rebuild', async (t) => {
+  // Keys drawn from a billion: none repeats, so the flush drops and moves nothing.
+  const batches = memtableRows(21, 8, 230, 1_000_000_000).map(storedBatch);
+  const { indexing } = indexingFor(batches, 'l2');
+  const mem = memtableIndexes(indexing, batches);
+  const flushed = await dedupForFlush(ts, batches);
+  t.deepEqual(Array.from(flushed.newPosition), range(0, flushed.newPosition.length), 'every row keeps its position');
+  const store = new MemoryObjectStore();
+  const layout = new RegionLayout('t', 'r');
+  const rebuilt = await writeGeneration(store, layout, ts, 1, flushed.batches, indexing, systemRuntime);
+  const before = flushIndexCounters.shared;
+  const shared = await writeGeneration(store, layout, ts, 2, flushed.batches, indexing, systemRuntime, { indexes: mem, newPosition: flushed.newPosition });
+  t.is(flushIndexCounters.shared - before, 1, 'one full-text index shared');
+  const def = indexing.defs.find((d) => d.type === 'fts')!;
+  t.is(shared.indexes.index(def.name), mem.index(def.name), "the generation reads the MemTable's index itself");
+  const sidecar = async (folder: string) => Buffer.from(await store.get(layout.generationKey(folder, indexSidecarFile(def))));
+  t.true((await sidecar(rebuilt.folder)).equals(await sidecar(shared.folder)), 'the sidecar is byte for byte a rebuild');
+  const loaded = await readGeneration(store, layout, indexing, shared.generation, shared.folder);
+  const fts = (g: { indexes: SourceIndexes }) => g.indexes.index<InvertedIndex>(def.name)!;
+  for (const q of ['quick', 'quick "lazy dog" rare9', 'brown -fox', 'storage~1']) {
+    const query = fts(rebuilt).parseQuery(q);
+    const expected = fts(rebuilt).search(query, { k: 100 });
+    t.deepEqual(fts(shared).search(query, { k: 100 }), expected, q);
+    t.deepEqual(fts(loaded).search(query, { k: 100 }), expected, `${q}, loaded`);
+  }
+});
+
+test.serial('table: text scores after a flush that shares the MemTable index, and upserts over it, equal those of a table never flushed', async (t) => {
+  type Opened = { db: Awaited<ReturnType<typeof connect>>; table: Awaited<ReturnType<Awaited<ReturnType<typeof connect>>['createTable']>> };
+  const tables: Opened[] = [];
+  for (const flushAt of [true, false]) {
+    const db = await connect('memory://', { store: new MemoryObjectStore(), writer: { maxWalFlushIntervalMs: 2 } });
+    const table = await db.createTable('docs', tableSchema, { primaryKey: 'id' });
+    await table.createIndex('body', { type: 'fts' });
+    for (let s = 0; s < 2000; s += 500) await table.put(tableRows(range(s, s + 500), 1));
+    const counters = { ...flushIndexCounters };
+    if (flushAt) {
+      await table.flush();
+      t.is(flushIndexCounters.shared - counters.shared, 1, 'the flush shared the full-text index');
+    }
+    // Upserts and deletes over the flushed rows, in the new MemTable (or the same one).
+    await table.put(tableRows(range(0, 2000).filter((i) => i % 7 === 0), 2));
+    await table.delete(range(0, 2000).filter((i) => i % 11 === 0));
+    tables.push({ db, table });
+  }
+  const scores = async (table: Opened['table'], q: string) => {
+    const r = await table.search({ text: { column: 'body', query: q }, k: 5000 } as never);
+    const ids = Array.from(r.getChild('id')!, Number);
+    const s = Array.from(r.getChild('_score')!, Number);
+    return ids.map((id, i) => [id, Math.round(s[i] * 1e9) / 1e9]).sort((a, b) => a[0] - b[0]);
+  };
+  for (const q of ['quick brown', '"lazy dog" w7', 'w3', 'runner~1 storage']) {
+    const [a, b] = [await scores(tables[0].table, q), await scores(tables[1].table, q)];
+    t.true(a.length > 0, q);
+    t.deepEqual(a, b, q);
+  }
+  for (const { db } of tables) await db.close();
+});

@@ -36,7 +36,7 @@ export class LiveCorpusStats {
   private cleared = 0;
 
   constructor(
-    private readonly index: InvertedIndex,
+    readonly index: InvertedIndex,
     readonly state: LiveRows,
   ) {
     this.deadDf = new Int32Array(Math.max(64, index.termCount));
