@@ -182,7 +182,7 @@ function* remappedIndex(def: IndexDef, indexing: IndexingContext, index: SourceI
       // Every row kept where it was (no key written twice in the MemTable): the index as it is.
       if (keepsEveryPosition(newPosition)) {
         flushIndexCounters.shared++;
-        return index.sealed();
+        return yield* index.sealSteps();
       }
       return yield* index.remapSteps(newPosition);
     case 'scalar': {

@@ -38,6 +38,7 @@ import { IvfPqIndex } from '../../src/index/vector/ivf-pq-index.js';
 import { trainIvfPq } from '../../src/index/vector/ivf-pq-model.js';
 import { VectorSource } from '../../src/index/vector/vector-source.js';
 import { takeData } from '../../exec/kernels/take.js';
+import { estimateBytes } from '../../src/util/memory-estimate.js';
 import { dedupForFlush, flushIndexCounters, indexSidecarFile, readGeneration, takeBatch, writeGeneration } from '../../src/region/generation.js';
 import { TableSchema } from '../../src/schema/table-schema.js';
 import { systemRuntime } from '../../src/util/runtime.js';
@@ -503,6 +504,9 @@ test.serial('a flush that keeps every row in place shares the MemTable full-text
   t.true((await sidecar(rebuilt.folder)).equals(await sidecar(shared.folder)), 'the sidecar is byte for byte a rebuild');
   const loaded = await readGeneration(store, layout, indexing, shared.generation, shared.folder);
   const fts = (g: { indexes: SourceIndexes }) => g.indexes.index<InvertedIndex>(def.name)!;
+  // The MemTable's room to grow is gone: about the memory of the index read from the sidecar.
+  const [sharedBytes, loadedBytes] = [estimateBytes(fts(shared)), estimateBytes(fts(loaded))];
+  t.true(sharedBytes < 1.25 * loadedBytes, `shared ${sharedBytes} bytes vs loaded ${loadedBytes}`);
   for (const q of ['quick', 'quick "lazy dog" rare9', 'brown -fox', 'storage~1']) {
     const query = fts(rebuilt).parseQuery(q);
     const expected = fts(rebuilt).search(query, { k: 100 });

@@ -516,7 +516,7 @@ export class InvertedIndex {
   private readonly byLenIds: Uint32Array[] = [];
   private readonly byLenMasks: Uint32Array[] = [];
   private readonly byLenCount: number[] = [];
-  private readonly slab = new SlabAllocator();
+  private slab = new SlabAllocator();
   /**
    * Distinct term ids per document: recorded as tokens move into the postings, moved by
    * `remapped`, built from the postings by `fromArrow` (so a cache counts it from the start).
@@ -2002,12 +2002,15 @@ export class InvertedIndex {
 
   /**
    * This index itself, for a flush whose rows all keep their positions (the map of `remapped`
-   * is the identity): a generation can read the MemTable's index as it is, where a remapped copy
-   * re-sorted the dictionary, copied every posting and token position and remapped the forward
-   * index (~0.27 s of the main thread per 100 000 rows of Zipf text). The insertion buffers and
-   * word caches are released (the MemTable takes no more rows); a later `add` would still work.
+   * is the identity): a generation can read the MemTable's index, where a remapped copy
+   * re-sorted the dictionary, renumbered every term and remapped the forward index (~0.27 s of
+   * the main thread per 100 000 rows of Zipf text). What the MemTable needed to grow goes: each
+   * term's postings and token positions move from their slab arrays (up to 4× their length, room
+   * to grow) into two exact buffers, in term id order, and the insertion buffers and word caches
+   * are released. Readers between steps see each term either still in the slab or already
+   * moved, never half-moved. A later `add` would still work (arrays grow out of the buffers).
    */
-  sealed(): InvertedIndex {
+  *sealSteps(sliceWork = REMAP_SLICE_WORK): Generator<void, InvertedIndex, void> {
     this.flush();
     this.surface.clear();
     this.packedWords.clear();
@@ -2016,6 +2019,47 @@ export class InvertedIndex {
     this.bDoc = new Uint32Array(16);
     this.sPos = new Uint32Array(16);
     this.sDoc = new Uint32Array(16);
+    // Already in runs (an index made by `remapped` or `fromArrow` and not added to since): kept.
+    const n = this.termStr.length;
+    if (this.runs !== null) return this;
+    let totalPost = 0;
+    let totalTok = 0;
+    for (let id = 0; id < n; id++) {
+      totalPost += this.postCount[id]!;
+      totalTok += this.posCount[id]!;
+    }
+    const runs = emptyRuns(n, totalPost, totalTok);
+    const loc = this.loc;
+    let po = 0;
+    let to = 0;
+    let work = 0;
+    for (let id = 0; id < n; id++) {
+      if (work >= sliceWork) {
+        work = 0;
+        // Terms below `id` are in `runs`, the others in the slab (`inRun` tells them apart).
+        this.runs = runs;
+        yield;
+      }
+      const L = id * LOC_STRIDE;
+      const c = this.postCount[id]!;
+      const pc = this.posCount[id]!;
+      const p = this.backing(L, id, true);
+      copyRun(p, this.backingAt, runs.post, po, 2 * c);
+      const t = this.backing(L + 3, id, false);
+      copyRun(t, this.backingAt, runs.tok, to, pc);
+      runs.postAt[id] = po;
+      runs.tokAt[id] = to;
+      loc[L] = 0;
+      loc[L + 3] = 0;
+      this.post[id] = undefined;
+      this.tokPos[id] = undefined;
+      po += 2 * c;
+      to += pc;
+      work += c + pc;
+    }
+    this.runs = runs;
+    this.slab = new SlabAllocator();
+    this.loc = new Int32Array(0);
     return this;
   }
 

@@ -64,3 +64,31 @@ test('remapped and fromArrow indexes answer like the index they came from, also 
   t.true(bytes(loaded).equals(bytes(original)), 'sidecar of the loaded index, appended to');
   t.true(bytes(remapped).equals(bytes(original)), 'sidecar of the remapped index, appended to');
 });
+
+test('sealSteps moves a MemTable index into runs term by term: readers between steps, the sidecar and later appends see the same index', (t) => {
+  const rng = mulberry32(33);
+  const rows = 3000;
+  const all = texts(rng, rows + 400);
+  const reference = new InvertedIndex(opts);
+  reference.add(0, all.slice(0, rows));
+  const sealing = new InvertedIndex(opts);
+  // In slices with the tokens deferred, as a MemTable indexes a large entry.
+  for (let s = 0; s < rows; s += 700) sealing.add(s, all.slice(s, Math.min(rows, s + 700)), true);
+  const steps = sealing.sealSteps(2000);
+  let r = steps.next();
+  let pauses = 0;
+  while (!r.done) {
+    pauses++;
+    if (pauses % 3 === 1) same(t, sealing, reference, rows, `between steps (${pauses})`);
+    r = steps.next();
+  }
+  t.is(r.value, sealing, 'the index itself');
+  t.true(pauses > 5, `paused ${pauses} times`);
+  same(t, sealing, reference, rows, 'sealed');
+  const bytes = (ix: InvertedIndex) => Buffer.from(tableToIPC(ix.toArrow(), 'file'));
+  t.true(bytes(sealing).equals(bytes(reference)), 'its sidecar is the reference index\'s');
+  sealing.add(rows, all.slice(rows));
+  reference.add(rows, all.slice(rows));
+  same(t, sealing, reference, rows + 400, 'sealed, appended to');
+  t.true(bytes(sealing).equals(bytes(reference)), 'sidecar after appends');
+});
