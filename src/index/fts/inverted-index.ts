@@ -1192,27 +1192,6 @@ export class InvertedIndex {
     return { docCount, totalTokens, docFreq: out.docFreq };
   }
 
-  /**
-   * Postings of `term` at positions in [from, to) whose byte in `mask` is 1 (every posting there
-   * when `mask` is absent): a table keeps a term's live document frequency with it, counting
-   * only the rows appended since it last looked.
-   */
-  countPostings(term: string, from: number, to: number, mask?: Uint8Array): number {
-    this.flush();
-    const id = this.termIds.get(term);
-    if (id === undefined) return 0;
-    const c = this.postCount[id]!;
-    const p = this.postOf(id);
-    let j = this.postingsBelow(id, from);
-    let n = 0;
-    for (; j < c; j++) {
-      const pos = p[2 * j]!;
-      if (pos >= to) break;
-      if (mask === undefined || mask[pos] === 1) n++;
-    }
-    return n;
-  }
-
   /** Whether the document at `pos` holds `term` (a binary search of the term's postings). */
   hasPosting(term: string, pos: number): boolean {
     this.flush();

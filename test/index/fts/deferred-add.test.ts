@@ -30,7 +30,7 @@ const READS: Record<string, Read> = {
   },
   stats: (ix, end) => ix.stats(['w0', 'w5', 'w59'], end),
   termIdOf: (ix) => WORDS.map((w) => ix.termIdOf(w)),
-  countPostings: (ix, end) => WORDS.slice(0, 10).map((w) => ix.countPostings(w, 0, end)),
+  postingsBefore: (ix, end) => WORDS.slice(0, 10).map((w) => ix.postingsBefore(ix.termIdOf(w), end)),
   hasPosting: (ix, end) => WORDS.slice(0, 6).map((w) => ix.hasPosting(w, end - 1)),
   queryTerms: (ix) => ix.queryTerms(ix.parseQuery('w3~1 w4')),
   forwardIndex: (ix, end) => {
