@@ -5,7 +5,8 @@
  * that a remapped index answers — and, for FTS and scalar, writes its sidecar — exactly like one
  * built from the surviving rows, with rows dropped by the flush's dedup (upserts and deletes of
  * the same key inside the MemTable), null and NaN vectors, null and empty texts, NaN and null
- * scalar values; and that at table level a flush keeps search results and does not re-index.
+ * scalar values; and that at table level a flush keeps search results and does not re-index. A
+ * flush that keeps every row in place gives the generation the MemTable's full-text index itself.
  */
 import test from 'ava';
 import {

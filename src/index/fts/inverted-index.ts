@@ -629,10 +629,7 @@ export class InvertedIndex {
     return postings ? r.post : r.tok;
   }
 
-  /** Whether term `id`'s array with location `loc[L..L+2]` is its run in `runs` (not in the slab). */
-  private inRun(L: number, id: number): boolean {
-    return this.runs !== null && id < this.runs.postAt.length && (L >= this.loc.length || this.loc[L] === 0);
-  }
+
 
   /** A view of term `id`'s array: at its slab location `loc[L..L+2]`, else its run, else empty. */
   private viewOf(L: number, id: number, postings: boolean): Uint32Array {
@@ -2015,7 +2012,8 @@ export class InvertedIndex {
     for (let id = 0; id < n; id++) {
       if (work >= sliceWork) {
         work = 0;
-        // Terms below `id` are in `runs`, the others in the slab (`inRun` tells them apart).
+        // Terms below `id` are in `runs` (slab location 0), the others still in the slab: a
+        // reader (`viewOf`, `backing`) looks in the slab first.
         this.runs = runs;
         yield;
       }

@@ -3,7 +3,8 @@
  * and make a term's arrays when first read. Checked against the index they came from, for every
  * (word, row): postings, statistics, search results and scores, the forward index, a sidecar
  * read back from several record batches, and rows appended afterwards (which move a term's run
- * into growable arrays).
+ * into growable arrays). A MemTable index sealed for a flush (`sealSteps`) moves into runs term
+ * by term and answers the same between steps.
  */
 import test, { type ExecutionContext } from 'ava';
 import { RecordBatch, Table, tableToIPC } from 'apache-arrow';
