@@ -15,6 +15,8 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import os from 'node:os';
 import path from 'node:path';
+import v8 from 'node:v8';
+import type { RecordBatch } from 'apache-arrow';
 import { performance, PerformanceObserver } from 'node:perf_hooks';
 import { connect } from '../src/database.js';
 import { DEFAULT_WRITER_CONFIG } from '../src/region/writer-config.js';
@@ -59,7 +61,12 @@ function threadCpu(): Map<string, number> {
 const dir = await mkdtemp(path.join(process.env.BENCH_DIR ?? os.tmpdir(), 'dev-ingest-'));
 try {
   const schema = searchSchema(DIM);
-  const rows = makeRows(gen, new Rng(8000), Int32Array.from({ length: BASE + (RUNS.length * ROWS + PUT) * REPS * SLICES.length }, (_, i) => i));
+  let rows: ReturnType<typeof makeRows> | null = makeRows(gen, new Rng(8000), Int32Array.from({ length: BASE + (RUNS.length * ROWS + PUT) * REPS * SLICES.length }, (_, i) => i));
+  const total = BASE + (RUNS.length * ROWS + PUT) * REPS * SLICES.length;
+  // PREBUILD=1: every put's batch is built now and the rows' JS strings dropped, so the timed
+  // windows' garbage collections mark only what Quiver holds (a server's client data is not in its heap).
+  const prebuilt = new Map<number, RecordBatch>();
+  const batchAt = (s: number, e: number): RecordBatch => prebuilt.get(s) ?? rowsBatch(schema, rows!, s, e);
   const db = await connect(dir, { fsync: FSYNC, writer: HOLD_IN_MEMTABLE });
   const t = await db.createTable('t', schema, { primaryKey: 'id' });
   for (let s = 0; s < BASE; s += 5000) await t.put(rowsBatch(schema, rows, s, Math.min(BASE, s + 5000)));
@@ -67,6 +74,10 @@ try {
   await t.flush();
   await t.close();
   await db.close();
+  if (process.env.PREBUILD === '1') {
+    for (let s = BASE; s + PUT <= total; s += PUT) prebuilt.set(s, rowsBatch(schema, rows, s, s + PUT));
+    rows = null;
+  }
   if (process.env.WARM !== '0') console.log(`encode worker ready: ${await encodeWorkerReady()}, file write worker ready: ${await fileWriteWorkerReady()}`);
   let next = BASE;
   for (let rep = 0; rep < REPS; rep++) for (const slice of SLICES) {
@@ -74,7 +85,7 @@ try {
     const ti = await db2.openTable('t');
     if (SLICES.length > 1) console.log(`indexSliceRows ${slice}:`);
     // Warm-up: the first put after opening loads what the table reads lazily; then let it settle.
-    await ti.put(rowsBatch(schema, rows, next, next + PUT));
+    await ti.put(batchAt(next, next + PUT));
     next += PUT;
     await new Promise((r) => setTimeout(r, SETTLE_MS));
     for (const [run, inflight] of RUNS.entries()) {
@@ -82,7 +93,7 @@ try {
       const pending = new Set<Promise<void>>();
       // The batches are built first: what a client spends making Arrow data is not Quiver's ingest.
       const batches = [];
-      for (let s = next; s < next + ROWS; s += PUT) batches.push(rowsBatch(schema, rows, s, Math.min(next + ROWS, s + PUT)));
+      for (let s = next; s < next + ROWS; s += PUT) batches.push(batchAt(s, Math.min(next + ROWS, s + PUT)));
       const session = process.env.PROF === String(inflight) || process.env.PROF_RUN === String(run + 1) ? new Session() : undefined;
       if (session) {
         session.connect();
@@ -139,6 +150,8 @@ try {
         `${inflight} in flight: ${Math.round(ROWS / (ms / 1000)).toLocaleString('en-US')} rows/s | CPU ${us(cpu.user + cpu.system)} µs/row (all threads) | ` +
           `main busy ${us(elu.active * 1000)} µs/row | worker encoded ${encodeWorkerStats.rows - jobs0} rows, file worker jobs ${fileWriteWorkerStats.jobs} | GC ${us(gcMs * 1000)} µs/row | load ${os.loadavg()[0].toFixed(1)}`,
       );
+      const hs = v8.getHeapStatistics();
+      console.log(`  heap used ${(hs.used_heap_size / 2 ** 20).toFixed(0)} MB, external ${(hs.external_memory / 2 ** 20).toFixed(0)} MB`);
       console.log(`  threads µs/row: ${threads.map(([k, v]) => `${k} ${us(v * 1000)}`).join(', ')}`);
     }
     await ti.close();

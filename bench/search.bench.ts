@@ -66,6 +66,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import v8 from 'node:v8';
 import { constants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { add, complete, configure, cycle, suite } from 'benny';
 import { type RecordBatch, Table as ArrowTable, tableToIPC } from 'apache-arrow';
@@ -685,6 +686,8 @@ async function peerOnly(): Promise<void> {
 interface WriteCases {
   flush: { rows: number; createIndexMs: Record<string, number>; flushMs: number; flushStall: ReturnType<StallProbe['stop']> };
   createIndexStall: { rows: number; ms: number; stall: ReturnType<StallProbe['stop']> };
+  /** The first put after the table is reopened (it loads what the writer reads lazily), before the timed windows. */
+  firstPutMs?: number;
   ingest: { rows: number; batch: number; inflight: number; ms: number; rowsPerSec: number; stall: ReturnType<StallProbe['stop']>; generationsFlushed: number; putMs: Latency }[];
 }
 
@@ -694,9 +697,8 @@ async function writeCases(root: string): Promise<WriteCases> {
   const db = await connect(path.join(root, 'write-cases'), { fsync: FSYNC, generationCacheBytes: 16 * GiB });
   try {
     // 7. flush() of FLUSH_ROWS indexed rows.
-    const rows7 = makeRows(gen, new Rng(7000), Int32Array.from({ length: FLUSH_ROWS }, (_, i) => i));
     const t7 = await db.createTable('flush_case', schema, { primaryKey: 'id', writer: BUILD_WRITER });
-    await putRowRange(t7, rows7, 0, FLUSH_ROWS, BUILD_PUT_ROWS, BUILD_INFLIGHT);
+    await putRowRange(t7, makeRows(gen, new Rng(7000), Int32Array.from({ length: FLUSH_ROWS }, (_, i) => i)), 0, FLUSH_ROWS, BUILD_PUT_ROWS, BUILD_INFLIGHT);
     const createIndexMs: Record<string, number> = {};
     for (const [column, type] of [['vector', 'ivf_pq'], ['body', 'fts'], ['year', 'scalar']] as const) {
       const t = performance.now();
@@ -713,7 +715,7 @@ async function writeCases(root: string): Promise<WriteCases> {
     await t7.close();
 
     // 8a. Event-loop stall during createIndex ivf_pq on STALL_ROWS rows.
-    const rows8 = makeRows(gen, new Rng(8000), Int32Array.from({ length: STALL_ROWS + 2 * INGEST_ROWS }, (_, i) => i));
+    let rows8: Rows | null = makeRows(gen, new Rng(8000), Int32Array.from({ length: STALL_ROWS + 2 * INGEST_ROWS + INGEST_BATCH }, (_, i) => i));
     const t8 = await db.createTable('ingest_case', schema, { primaryKey: 'id', writer: BUILD_WRITER });
     await putRowRange(t8, rows8, 0, STALL_ROWS, BUILD_PUT_ROWS, BUILD_INFLIGHT);
     const probe = new StallProbe();
@@ -730,18 +732,34 @@ async function writeCases(root: string): Promise<WriteCases> {
 
     // 8b. Ingest into an indexed table (model trained) with the default writer settings: the
     // build settings stored with the table are overridden by the connection's.
+    // Every window's batches are built first — what a client spends making Arrow data is not
+    // Quiver's ingest — and the rows' JS strings are then dropped: a server's heap does not hold
+    // its clients' source data, and 300 000 rows of strings held here made each major GC in the
+    // windows mark ~300 MB that was not Quiver's (dev-ingest PREBUILD=1 A/B in search-notes).
+    const windows = [1, INGEST_INFLIGHT].map((inflight, w) => {
+      const first = STALL_ROWS + w * INGEST_ROWS;
+      const batches: RecordBatch[] = [];
+      for (let s = first; s < first + INGEST_ROWS; s += INGEST_BATCH) batches.push(rowsBatch(schema, rows8!, s, Math.min(first + INGEST_ROWS, s + INGEST_BATCH)));
+      return { inflight, batches };
+    });
+    const warmBatch = rowsBatch(schema, rows8, STALL_ROWS + 2 * INGEST_ROWS, STALL_ROWS + 2 * INGEST_ROWS + INGEST_BATCH);
+    rows8 = null;
     const ingest: WriteCases['ingest'] = [];
+    let firstPutMs: number | undefined;
     const db3 = await connect(path.join(root, 'write-cases'), { fsync: FSYNC, generationCacheBytes: 16 * GiB, writer: { ...DEFAULT_WRITER_CONFIG, indexSliceRows: INGEST_SLICE } });
     try {
       const ti = await db3.openTable('ingest_case');
-      let next = STALL_ROWS;
-      for (const inflight of [1, INGEST_INFLIGHT]) {
+      // One put first, timed on its own: the first put after opening loads what the writer reads
+      // lazily (the older generations' keys, the index models); the windows measure a writer
+      // that is running, as a server's is.
+      const tw = performance.now();
+      await ti.put(warmBatch);
+      firstPutMs = performance.now() - tw;
+      log(`first put after reopening (${INGEST_BATCH} rows): ${firstPutMs.toFixed(1)} ms`);
+      for (const { inflight, batches } of windows) {
         const before = Object.values(await ti.writerStats()).reduce((n, s) => n + s.generationsFlushed, 0);
         const putMs: number[] = [];
         const pending = new Set<Promise<void>>();
-        // The batches are built first: what a client spends making Arrow data is not Quiver's ingest.
-        const batches: RecordBatch[] = [];
-        for (let s = next; s < next + INGEST_ROWS; s += INGEST_BATCH) batches.push(rowsBatch(schema, rows8, s, Math.min(next + INGEST_ROWS, s + INGEST_BATCH)));
         const p8 = new StallProbe();
         p8.start();
         const t0 = performance.now();
@@ -758,15 +776,14 @@ async function writeCases(root: string): Promise<WriteCases> {
         const ms = performance.now() - t0;
         const stall = p8.stop();
         const after = Object.values(await ti.writerStats()).reduce((n, s) => n + s.generationsFlushed, 0);
-        next += INGEST_ROWS;
         ingest.push({ rows: INGEST_ROWS, batch: INGEST_BATCH, inflight, ms, rowsPerSec: INGEST_ROWS / (ms / 1000), stall, generationsFlushed: after - before, putMs: latencyOf(putMs) });
-        log(`ingest ${INGEST_ROWS} rows in ${INGEST_BATCH}-row puts, ${inflight} in flight: ${(INGEST_ROWS / (ms / 1000)).toFixed(0)} rows/s, longest stall ${stall.maxGapMs.toFixed(0)} ms (longest GC pause ${stall.gcMaxMs.toFixed(0)} ms, ${stall.gcMaxKind}), ${after - before} generations flushed meanwhile`);
+        log(`ingest ${INGEST_ROWS} rows in ${INGEST_BATCH}-row puts, ${inflight} in flight: ${(INGEST_ROWS / (ms / 1000)).toFixed(0)} rows/s, longest stall ${stall.maxGapMs.toFixed(0)} ms (longest GC pause ${stall.gcMaxMs.toFixed(0)} ms, ${stall.gcMaxKind}), ${after - before} generations flushed meanwhile; JS heap ${(v8.getHeapStatistics().used_heap_size / 2 ** 20).toFixed(0)} MB`);
       }
       await ti.close();
     } finally {
       await db3.close();
     }
-    return { flush: { rows: FLUSH_ROWS, createIndexMs, flushMs, flushStall }, createIndexStall: { rows: STALL_ROWS, ms: ciMs, stall: ciStall }, ingest };
+    return { flush: { rows: FLUSH_ROWS, createIndexMs, flushMs, flushStall }, createIndexStall: { rows: STALL_ROWS, ms: ciMs, stall: ciStall }, firstPutMs, ingest };
   } finally {
     await db.close();
   }
@@ -1050,6 +1067,7 @@ function markdown(generatedAt: string, machine: { code: { commit: string; uncomm
       `${f(s.maxGapMs, 1)} ms / ${f(s.eldMaxMs, 1)} ms | ${s.gcMaxMs === undefined ? '—' : `${f(s.gcMaxMs, 1)} ms ${s.gcMaxKind}; ${f(s.gcTotalMs ?? 0, 0)} ms`}`;
     L.push(`| \`flush()\` of ${writes.flush.rows.toLocaleString('en-US')} indexed rows (fresh table; createIndex vector ${f(writes.flush.createIndexMs.vector / 1000, 1)} s, body ${f(writes.flush.createIndexMs.body / 1000, 1)} s, year ${f(writes.flush.createIndexMs.year / 1000, 1)} s before it) | ${f(writes.flush.flushMs / 1000, 2)} s | ${st(writes.flush.flushStall)} |`);
     L.push(`| \`createIndex('vector', { type: 'ivf_pq' })\` on ${writes.createIndexStall.rows.toLocaleString('en-US')} rows | ${f(writes.createIndexStall.ms / 1000, 2)} s | ${st(writes.createIndexStall.stall)} |`);
+    if (writes.firstPutMs !== undefined) L.push(`| the first ${writes.ingest[0]?.batch.toLocaleString('en-US') ?? ''}-row put after reopening the ingest table (loads what the writer reads lazily; before the timed windows) | ${f(writes.firstPutMs, 1)} ms | — | — |`);
     for (const i of writes.ingest) {
       L.push(`| ingest ${i.rows.toLocaleString('en-US')} rows, ${i.batch}-row puts, ${i.inflight} in flight (IVF-PQ + FTS + scalar maintained, default writer settings; ${i.generationsFlushed} generation(s) flushed meanwhile) | ${Math.round(i.rowsPerSec).toLocaleString('en-US')} rows/s (put p50 ${f(i.putMs.p50, 1)} ms, p99 ${f(i.putMs.p99, 1)} ms) | ${st(i.stall)} |`);
     }
