@@ -119,6 +119,7 @@ try {
       const threads0 = threadCpu();
       const elu0 = performance.eventLoopUtilization();
       const cpu0 = process.cpuUsage();
+      const faults0 = process.resourceUsage().minorPageFault;
       if (process.env.MARK === '1') console.log('RUN START');
       const t0 = performance.now();
       for (const batch of batches) {
@@ -129,6 +130,7 @@ try {
       await Promise.all(pending);
       const ms = performance.now() - t0;
       const cpu = process.cpuUsage(cpu0);
+      const faults = process.resourceUsage().minorPageFault - faults0;
       const elu = performance.eventLoopUtilization(elu0);
       gcObserver.disconnect();
       if (gapTimer) {
@@ -148,7 +150,7 @@ try {
       const us = (x: number) => (x / ROWS).toFixed(1);
       console.log(
         `${inflight} in flight: ${Math.round(ROWS / (ms / 1000)).toLocaleString('en-US')} rows/s | CPU ${us(cpu.user + cpu.system)} µs/row (all threads) | ` +
-          `main busy ${us(elu.active * 1000)} µs/row | worker encoded ${encodeWorkerStats.rows - jobs0} rows, file worker jobs ${fileWriteWorkerStats.jobs} | GC ${us(gcMs * 1000)} µs/row | load ${os.loadavg()[0].toFixed(1)}`,
+          `main busy ${us(elu.active * 1000)} µs/row | worker encoded ${encodeWorkerStats.rows - jobs0} rows, file worker jobs ${fileWriteWorkerStats.jobs} | GC ${us(gcMs * 1000)} µs/row | ${(faults / ROWS).toFixed(2)} page faults/row | load ${os.loadavg()[0].toFixed(1)}`,
       );
       const hs = v8.getHeapStatistics();
       console.log(`  heap used ${(hs.used_heap_size / 2 ** 20).toFixed(0)} MB, external ${(hs.external_memory / 2 ** 20).toFixed(0)} MB`);

@@ -188,10 +188,15 @@ async function main(): Promise<void> {
       const probe = new StallProbe();
       probe.start();
       const cpu0 = mainThreadCpuMs();
+      const proc0 = process.cpuUsage();
+      const faults0 = process.resourceUsage().minorPageFault;
       t = performance.now();
       await table.flush();
       const flushMs = performance.now() - t;
       const cpuMs = mainThreadCpuMs() - cpu0;
+      const proc = process.cpuUsage(proc0);
+      const procMs = (proc.user + proc.system) / 1000;
+      const faults = process.resourceUsage().minorPageFault - faults0;
       const stall = probe.stop();
       if (session) {
         const { profile } = await session.post('Profiler.stop');
@@ -202,7 +207,7 @@ async function main(): Promise<void> {
       results.push({ flushMs, cpuMs, ...stall });
       log(
         `flush() of ${FLUSH_ROWS + UPSERTS} MemTable rows (${FLUSH_ROWS} after dedup; IVF-PQ ${PARTITIONS} partitions + FTS${SCALAR ? ' + scalar' : ''}, fsync ${FSYNC ? 'on' : 'off'}): ` +
-          `${flushMs.toFixed(0)} ms (main thread CPU ${cpuMs.toFixed(0)} ms), longest event-loop stall ${stall.maxGapMs.toFixed(0)} ms (monitorEventLoopDelay max ${stall.eldMaxMs.toFixed(0)} ms)`,
+          `${flushMs.toFixed(0)} ms (main thread CPU ${cpuMs.toFixed(0)} ms, all threads ${procMs.toFixed(0)} ms of which system ${(proc.system / 1000).toFixed(0)} ms; ${faults} page faults), longest event-loop stall ${stall.maxGapMs.toFixed(0)} ms (monitorEventLoopDelay max ${stall.eldMaxMs.toFixed(0)} ms)`,
       );
       await table.close();
       await db.close();

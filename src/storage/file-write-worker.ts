@@ -20,8 +20,9 @@
  * (`setFileWriteWorkerEnabled(false)`, QUIVER_FILE_WORKER=0) and after MAX_FAILURES failed
  * workers: the store then writes through `fs.promises` itself.
  *
- * The data is copied once into a buffer that is transferred (the caller keeps its own), so only
- * writes of up to OFF_THREAD_MAX_BYTES come here: a large object's copy would stall the loop
+ * The data is copied once into a buffer that is transferred (the caller keeps its own) and comes
+ * back with the answer, for the next write (util/buffer-pool.ts), so only writes of up to
+ * OFF_THREAD_MAX_BYTES come here: a large object's copy would stall the loop
  * longer than its steps' turns cost it. A worker that dies with jobs out leaves their outcome
  * unknown (the object may or may not have been published): they fail as unavailable, never
  * retried here, because retrying a put-if-absent that did land would report a conflict with
@@ -30,6 +31,7 @@
 import { closeSync, constants as fsc, fsyncSync, linkSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import * as path from 'node:path';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { BufferPool } from '../util/buffer-pool.js';
 import { SingleWorker } from '../util/single-worker.js';
 
 /** Marks the worker's `workerData`, so importing this file in some other worker does nothing. */
@@ -71,12 +73,19 @@ interface Request {
   data: Uint8Array;
 }
 
-type Reply = { ready: true } | { id: number; outcome: FileWriteOutcome };
+/** `buffer`: the request's data buffer, transferred back for reuse. */
+type Reply = { ready: true } | { id: number; outcome: FileWriteOutcome; buffer?: ArrayBuffer };
 
-/** What the worker did in this process (tests and benchmarks read these, never timings). */
-export const fileWriteWorkerStats = { jobs: 0, bytes: 0, workersStarted: 0, workersFailed: 0 };
+/**
+ * What the worker did in this process (tests and benchmarks read these, never timings):
+ * `buffersBack` counts data buffers it handed back, `buffersReused` writes that took one of them.
+ */
+export const fileWriteWorkerStats = { jobs: 0, bytes: 0, workersStarted: 0, workersFailed: 0, buffersBack: 0, buffersReused: 0 };
 
 let writesSeen = 0;
+
+/** The buffers writes carry to the worker and back (a write's is reused once it has come back). */
+const transferBuffers = new BufferPool(64 * 1024, 32 * 1024 * 1024);
 
 const worker = new SingleWorker<Request, Exclude<Reply, { ready: true }>>({
   moduleUrl: import.meta.url,
@@ -102,7 +111,9 @@ export function writeOffThread(w: FileWrite): Promise<FileWriteOutcome> | undefi
   for (const p of w.parts) bytes += p.byteLength;
   if (bytes > OFF_THREAD_MAX_BYTES) return undefined;
   if (!worker.takesJobs(++writesSeen > START_AFTER_WRITES)) return undefined;
-  const data = new Uint8Array(bytes);
+  const reused = transferBuffers.reused;
+  const data = transferBuffers.take(bytes).subarray(0, bytes);
+  fileWriteWorkerStats.buffersReused += transferBuffers.reused - reused;
   let at = 0;
   for (const part of w.parts) {
     data.set(part, at);
@@ -117,7 +128,13 @@ export function writeOffThread(w: FileWrite): Promise<FileWriteOutcome> | undefi
   }
   fileWriteWorkerStats.jobs++;
   fileWriteWorkerStats.bytes += bytes;
-  return reply.then((r) => r.outcome);
+  return reply.then((r) => {
+    if (r.buffer !== undefined) {
+      fileWriteWorkerStats.buffersBack++;
+      transferBuffers.give(new Uint8Array(r.buffer));
+    }
+    return r.outcome;
+  });
 }
 
 /** Starts the worker if needed; resolves true once it takes writes, false when it cannot. */
@@ -198,7 +215,9 @@ if (!isMainThread && parentPort && (workerData as { role?: string } | undefined)
     } catch (e) {
       outcome = failure('write', e);
     }
-    port.postMessage({ id: r.id, outcome } satisfies Reply);
+    // The data's buffer goes back (the write is done with it), to carry a later write.
+    const buffer = r.data.buffer as ArrayBuffer;
+    port.postMessage({ id: r.id, outcome, buffer } satisfies Reply, [buffer]);
   });
   port.postMessage({ ready: true } satisfies Reply);
 }

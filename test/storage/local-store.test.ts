@@ -78,6 +78,25 @@ test.serial('local: a worker stopped with a write out fails it as unavailable, a
   t.true(await fileWriteWorkerReady(), 'a new worker starts after one stopped on purpose');
 });
 
+test.serial('local: writes carry their bytes to the worker in buffers that come back and are reused; a reused buffer writes only its own bytes', async (t) => {
+  t.true(await fileWriteWorkerReady());
+  const dir = await makeDir();
+  t.teardown(() => fs.rm(dir, { recursive: true, force: true }));
+  const store = new LocalObjectStore(dir);
+  await store.put('warm', bytes(0)); // the directory exists
+  const jobs0 = fileWriteWorkerStats.jobs;
+  const back0 = fileWriteWorkerStats.buffersBack;
+  const reused0 = fileWriteWorkerStats.buffersReused;
+  // A large write, then smaller ones: each must be its own bytes, never a longer buffer's tail.
+  const sizes = [3 << 20, 300 * 1024, (2 << 20) + 5, 70 * 1024, 1 << 20];
+  const expected = sizes.map((n, i) => new Uint8Array(n).fill(i + 1));
+  for (const [i, data] of expected.entries()) await store.putIfAbsent(`obj/${i}`, data);
+  t.is(fileWriteWorkerStats.jobs - jobs0, sizes.length, 'every write went to the worker');
+  t.is(fileWriteWorkerStats.buffersBack - back0, sizes.length, 'every buffer came back');
+  t.true(fileWriteWorkerStats.buffersReused - reused0 >= sizes.length - 1, 'every write after the first reused a buffer');
+  for (const [i, data] of expected.entries()) t.true(Buffer.from(await store.get(`obj/${i}`)).equals(data), `object ${i}: exactly its own bytes`);
+});
+
 test.serial('local: a write larger than the worker takes is done on the event loop', async (t) => {
   t.true(await fileWriteWorkerReady());
   const dir = await makeDir();

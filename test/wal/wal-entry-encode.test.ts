@@ -9,7 +9,8 @@ import { Dictionary, Field, Int32, RecordBatch, RecordBatchStreamWriter, Schema,
 import { RegionLayout } from '../../src/wal/region-layout.js';
 import { MemoryObjectStore } from '../../src/storage/memory-store.js';
 import { TableSchema } from '../../src/schema/table-schema.js';
-import { EntryBufferPool, walEntryBuffers } from '../../src/wal/entry-buffer-pool.js';
+import { BufferPool } from '../../src/util/buffer-pool.js';
+import { walEntryBuffers } from '../../src/wal/entry-buffer-pool.js';
 import { WalAppender } from '../../src/wal/wal-appender.js';
 import { decodeWalEntry, encodeWalEntry, WAL_TRAILER_BYTES, WRITER_EPOCH_KEY, WRITER_ID_KEY } from '../../src/wal/wal-entry.js';
 import { docs, docsSchema } from '../helpers/data.js';
@@ -109,7 +110,7 @@ test('schemas with dictionary fields fall back to the stream writer, trailer and
 
 test('buffer pool: reuses the smallest fitting buffer, bounds idle bytes, skips small sizes', (t) => {
   const MiB = 1 << 20;
-  const pool = new EntryBufferPool(256 * 1024, 8 * MiB);
+  const pool = new BufferPool(256 * 1024, 8 * MiB);
   const small = pool.take(1000);
   t.is(small.byteLength, 1000);
   const a = pool.take(3 * MiB - 5); // rounded up to whole MiB

@@ -26,6 +26,7 @@
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { type EncodedRows, IvfPqEncoder } from './ivf-pq-encoder.js';
 import type { IvfPqModel } from './ivf-pq-model.js';
+import { BufferPool } from '../../util/buffer-pool.js';
 import { SingleWorker } from '../../util/single-worker.js';
 import type { VectorChunk } from './vector-source.js';
 
@@ -48,15 +49,21 @@ interface Request {
   bitOffset: number;
 }
 
-type Reply = { ready: true } | { id: number; ok: true; rows: EncodedRows } | { id: number; ok: false; message: string };
+/** `buffer`: the request's vector buffer, transferred back for reuse. */
+type Reply = { ready: true } | { id: number; ok: true; rows: EncodedRows; buffer?: ArrayBuffer } | { id: number; ok: false; message: string; buffer?: ArrayBuffer };
 
-/** What the encode worker did in this process (tests and benchmarks read these, never timings). */
-export const encodeWorkerStats = { jobs: 0, rows: 0, failedJobs: 0, workersStarted: 0, workersFailed: 0 };
+/**
+ * What the encode worker did in this process (tests and benchmarks read these, never timings):
+ * `buffersBack` counts vector buffers it handed back, `buffersReused` jobs that took one of them.
+ */
+export const encodeWorkerStats = { jobs: 0, rows: 0, failedJobs: 0, workersStarted: 0, workersFailed: 0, buffersBack: 0, buffersReused: 0 };
 
 /** Model ids the current worker holds, oldest first (the worker evicts the same way). */
 let held: number[] = [];
 let nextModel = 1;
 const modelIds = new WeakMap<IvfPqModel, number>();
+/** The buffers jobs carry their vectors in, to the worker and back (reused: see util/buffer-pool.ts). */
+const vectorBuffers = new BufferPool(64 * 1024, 32 * 1024 * 1024);
 
 const worker = new SingleWorker<Request, Exclude<Reply, { ready: true }>>({
   moduleUrl: import.meta.url,
@@ -101,6 +108,10 @@ export function encodeOffThread(model: IvfPqModel, chunk: VectorChunk): Promise<
   encodeWorkerStats.jobs++;
   return reply.then(
     (r) => {
+      if (r.buffer !== undefined) {
+        encodeWorkerStats.buffersBack++;
+        vectorBuffers.give(new Uint8Array(r.buffer));
+      }
       if (r.ok) {
         encodeWorkerStats.rows += r.rows.count + r.rows.skipped;
         return r.rows;
@@ -120,9 +131,13 @@ export function encodeWorkerReady(): Promise<boolean> {
   return worker.ready();
 }
 
-/** The chunk's vectors in a buffer of their own, and the validity bits they need (re-based to bit < 8). */
+/** The chunk's vectors in a buffer of their own (from the pool), and the validity bits they need (re-based to bit < 8). */
 function copyChunk(dim: number, c: VectorChunk): { data: Float32Array; validity: Uint8Array | null; bitOffset: number } {
-  const data = c.data.slice(0, c.count * dim);
+  const n = c.count * dim;
+  const reused = vectorBuffers.reused;
+  const data = new Float32Array(vectorBuffers.take(n * 4).buffer, 0, n);
+  encodeWorkerStats.buffersReused += vectorBuffers.reused - reused;
+  data.set(c.data.subarray(0, n));
   if (c.validity === null) return { data, validity: null, bitOffset: 0 };
   const first = c.bitOffset >> 3;
   const last = (c.bitOffset + c.count + 7) >> 3;
@@ -155,7 +170,9 @@ if (!isMainThread && parentPort && (workerData as { role?: string } | undefined)
     } catch (e) {
       reply = { id: r.id, ok: false, message: (e as Error).message };
     }
-    const transfer = reply.ok ? [reply.rows.positions.buffer, reply.rows.partitions.buffer, reply.rows.codes.buffer, reply.rows.terms.buffer, reply.rows.errors.buffer] : [];
+    // The vectors' buffer goes back (encoding is done with it), to carry a later job.
+    reply.buffer = r.data.buffer as ArrayBuffer;
+    const transfer = reply.ok ? [reply.rows.positions.buffer, reply.rows.partitions.buffer, reply.rows.codes.buffer, reply.rows.terms.buffer, reply.rows.errors.buffer, reply.buffer] : [reply.buffer];
     port.postMessage(reply, transfer as ArrayBuffer[]);
   });
   port.postMessage({ ready: true } satisfies Reply);

@@ -148,6 +148,23 @@ test('the encode worker returns the codes this thread computes, bit for bit', as
   t.deepEqual(tableToIPC(there.toArrow()), tableToIPC(here.toArrow()));
 });
 
+test.serial('jobs carry their vectors in buffers that come back and are reused, and a reused buffer holds only its own job’s vectors', async (t) => {
+  t.true(await encodeWorkerReady(), 'a worker thread starts');
+  const back0 = encodeWorkerStats.buffersBack;
+  const reused0 = encodeWorkerStats.buffersReused;
+  // Large chunks first, then smaller ones into the same (larger) buffers: a reused buffer's
+  // stale tail must never be read as vectors.
+  const sizes = [5000, 1200, 5000, 1100, 4000, 1300];
+  for (const [i, count] of sizes.entries()) {
+    const chunk = chunkAt(i * 150, count);
+    const pending = encodeOffThread(model, chunk);
+    if (pending === undefined) return t.fail('the worker refused a job');
+    t.deepEqual(await pending, IvfPqEncoder.of(model).encode(chunk), `chunk of ${count} rows`);
+  }
+  t.is(encodeWorkerStats.buffersBack - back0, sizes.length, 'every job handed its buffer back');
+  t.true(encodeWorkerStats.buffersReused - reused0 >= sizes.length - 1, 'every job after the first took a buffer that came back');
+});
+
 for (const [mode, expected] of [
   ['start', /refused while starting: true/],
   ['ready', /ready: true/],

@@ -1,0 +1,71 @@
+/**
+ * Reusable large buffers: WAL entries' output, and the buffers a write or an encoding job
+ * carries to a worker thread and back (file-write-worker.ts, encode-worker.ts).
+ *
+ * Encoding a 10 MiB entry into freshly allocated memory costs ~40 ms on this class of machine,
+ * almost all of it first-touch page faults; into an already-touched buffer it costs ~5 ms, plus
+ * ~4.5 ms for the entry's CRC-32 trailer (toolchain.md §3.2; measured by bench/write.bench.ts). The appender therefore encodes into a
+ * buffer taken from this pool and gives it back once the entry's write has *succeeded* — then
+ * the store no longer reads it (the ObjectStore contract: `data` is not used after the returned
+ * promise settles). A failed write's buffer is never reused, in case a timed-out request still
+ * reads from it.
+ *
+ * The same holds for a buffer a worker job carries: a fresh one per job page-faults as it is
+ * filled and adds to V8's external memory, whose growth triggers garbage collections (an ingest
+ * of 100 000 rows sent ~120 MB of fresh buffers to the two workers). A job's buffer is therefore
+ * taken here, transferred to the worker, transferred back with its answer and given back.
+ *
+ * One pool per use serves the whole process, so idle buffers stay bounded by `maxIdleBytes`
+ * however many regions are open. Small buffers skip the pool: their allocation is cheap.
+ */
+const MiB = 1024 * 1024;
+
+export class BufferPool {
+  private idle: Uint8Array[] = [];
+  private idleBytes = 0;
+  /** Takes served by an idle buffer (tests and benchmarks read it). */
+  reused = 0;
+
+  constructor(
+    /** Entries smaller than this are allocated fresh. */
+    readonly minPooledSize = 256 * 1024,
+    /** Upper bound on the bytes of idle buffers kept for reuse. */
+    readonly maxIdleBytes = 64 * MiB,
+  ) {}
+
+  /** A buffer of at least `size` bytes (contents undefined). */
+  take(size: number): Uint8Array {
+    if (size < this.minPooledSize) return new Uint8Array(size);
+    let best = -1;
+    for (let i = 0; i < this.idle.length; i++) {
+      const cap = this.idle[i].byteLength;
+      if (cap >= size && (best < 0 || cap < this.idle[best].byteLength)) best = i;
+    }
+    if (best >= 0) {
+      const buf = this.idle[best];
+      this.idle.splice(best, 1);
+      this.idleBytes -= buf.byteLength;
+      this.reused++;
+      return buf;
+    }
+    // Round up to whole MiB so entries of similar size (the usual case under a steady load)
+    // fit each other's buffers.
+    return new Uint8Array(Math.ceil(size / MiB) * MiB);
+  }
+
+  /** Returns a buffer obtained from `take` (pass the whole buffer or any view of it). */
+  give(view: Uint8Array): void {
+    const buf = view.byteOffset === 0 && view.byteLength === view.buffer.byteLength ? view : new Uint8Array(view.buffer);
+    if (buf.byteLength < this.minPooledSize) return;
+    // Keep the largest buffers: a small one can stand in for nothing a large one cannot.
+    this.idle.push(buf);
+    this.idleBytes += buf.byteLength;
+    this.idle.sort((a, b) => b.byteLength - a.byteLength);
+    while (this.idleBytes > this.maxIdleBytes) this.idleBytes -= this.idle.pop()!.byteLength;
+  }
+
+  /** Bytes held by idle buffers (tests, diagnostics). */
+  get idleByteLength(): number {
+    return this.idleBytes;
+  }
+}
