@@ -41,8 +41,13 @@
  *     scalar indexes and is flushed, and is reopened with the DEFAULT writer settings for ingest:
  *     100 000 rows in 1 000-row puts, sequentially and then with 8 in flight (rows/s, put
  *     latency, generations flushed meanwhile), with the IVF-PQ model already trained and all
- *     three indexes maintained. Stalls: a 1 ms setInterval probe (the longest gap between its
- *     ticks) and perf_hooks' monitorEventLoopDelay max, which agree.
+ *     three indexes maintained (one put first, timed on its own; every window's batches built
+ *     before timing). Stalls: a 1 ms setInterval probe (the longest gap between its ticks) and
+ *     perf_hooks' monitorEventLoopDelay max, which agree.
+ *  Cases 7 and 8 run in a child process of their own (WRITE_CASES_ONLY=file), as a server's
+ *  writes do: what the query cases left in this heap (the largest size's rows, ~300 MB of
+ *  strings still reachable from this process) made every major collection in the ingest windows
+ *  mark it.
  * benny: ops/s of cases 1–3 per size (BENNY_TIME s each).
  *
  * Peer (PEERS=lancedb, default when bench/peers is installed): LanceDB 0.31.0 in a child process
@@ -869,7 +874,7 @@ async function main(): Promise<void> {
       sizes.push(result);
       await writeResults(startedAt, loadStart, sizes, writes, usePeer, false);
     }
-    if (CASES78) writes = await writeCases(root);
+    if (CASES78) writes = await writeCasesInChild(root);
   } finally {
     await rm(root, { recursive: true, force: true });
   }
@@ -1084,6 +1089,33 @@ function markdown(generatedAt: string, machine: { code: { commit: string; uncomm
   return L.join('\n');
 }
 
-if (envNumber('REPORT_ONLY', 0) > 0) await reportOnly();
+/**
+ * Cases 7 and 8 in a fresh process (see the file comment): this script again with
+ * WRITE_CASES_ONLY=file, which runs them alone and writes their results to the file.
+ */
+async function writeCasesInChild(root: string): Promise<WriteCases> {
+  const out = path.join(root, 'write-cases.json');
+  const script = new URL(import.meta.url).pathname;
+  const code = await new Promise<number | null>((resolve, reject) => {
+    const child = spawn(process.execPath, [...process.execArgv, script], { stdio: 'inherit', env: { ...process.env, WRITE_CASES_ONLY: out, BENCH_DIR: root } });
+    child.on('error', reject);
+    child.on('exit', resolve);
+  });
+  if (code !== 0) throw new Error(`the write cases' process exited with code ${code}`);
+  return JSON.parse(await readFile(out, 'utf8')) as WriteCases;
+}
+
+/** WRITE_CASES_ONLY=file: cases 7 and 8 alone, results to the file (the parent's writeCasesInChild). */
+async function writeCasesOnly(file: string): Promise<void> {
+  const root = await mkdtemp(path.join(process.env.BENCH_DIR ?? os.tmpdir(), 'quiver-write-cases-'));
+  try {
+    await writeFile(file, JSON.stringify(await writeCases(root)));
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
+if (process.env.WRITE_CASES_ONLY) await writeCasesOnly(process.env.WRITE_CASES_ONLY);
+else if (envNumber('REPORT_ONLY', 0) > 0) await reportOnly();
 else if (envNumber('PEER_ONLY', 0) > 0) await peerOnly();
 else await main();
