@@ -109,18 +109,17 @@ import {
 import {
   analyzeWord,
   asciiWordString,
-  detachString,
   isAsciiBytes,
   resolveTokenizerOptions,
   sameTokenizerOptions,
   scanAsciiWords,
   scanWordSpans,
-  unpackWord,
   WordSpans,
   type ResolvedTokenizerOptions,
   type TokenizerOptions,
 } from './tokenizer.js';
-import { hashAsciiWord, hashSpan, PackedWordTable, WordTable } from './word-table.js';
+import { hashAsciiWord, hashSpan, WordTable } from './word-table.js';
+import { SharedLexicon } from './shared-lexicon.js';
 import { FuzzyMatcher, charMask, mayBeWithin } from './fuzzy.js';
 import { RowTerms } from './row-terms.js';
 import { runSteps } from '../../util/steps.js';
@@ -492,8 +491,25 @@ export class InvertedIndex {
   private prefTokens: Float64Array = new Float64Array(17);
 
   // --- terms ---
+  /**
+   * Term → id, for the ids below `termIdsSynced` (filled when a read needs it, `idOf`): an index
+   * whose terms all came through the lexicon (`lexComplete`) is read through it instead, so a
+   * MemTable's terms need no string-keyed insert each.
+   */
   private readonly termIds = new Map<string, number>();
+  private termIdsSynced = 0;
   private readonly termStr: string[] = [];
+  /** This thread's word analysis for the index's options (shared-lexicon.ts). */
+  private readonly lexicon: SharedLexicon;
+  /** Lexicon id → 1 + this index's term id (0: not a term here, when `lexComplete`). For lexicon epoch `lexEpoch`. */
+  private localOf: Int32Array = new Int32Array(1024);
+  private lexEpoch: number;
+  /**
+   * Every term of this index is in `localOf` (all came through the lexicon, in its current
+   * epoch): a lexicon id missing there is a term new here. False once terms came another way
+   * (a sidecar, a remap) or the lexicon started over; reads then go through `termIds`.
+   */
+  private lexComplete = true;
   /** Characters of all terms (for `SIZED_PARTS`: the dictionary sized without walking it). */
   private termChars = 0;
   /** Per term, views of its postings and token positions, made when first read (`postOf`, `tokOf`); undefined until then. */
@@ -551,8 +567,6 @@ export class InvertedIndex {
   private loc: Int32Array = new Int32Array(16 * LOC_STRIDE);
   /** Lower-cased word → term id (−1: stop word). A cache of `analyzeWord`, cleared when large. */
   private readonly surface = new WordTable();
-  /** Short lower-cased ASCII word, packed (see `WordSpans`) → term id (−1: stop word). Like `surface`. */
-  private readonly packedWords = new PackedWordTable();
   /** Words of the row being indexed (`indexAscii`). */
   private readonly spans = new WordSpans();
 
@@ -578,6 +592,51 @@ export class InvertedIndex {
 
   constructor(opts: TokenizerOptions = {}) {
     this.options = resolveTokenizerOptions(opts);
+    this.lexicon = SharedLexicon.of(this.options);
+    this.lexEpoch = this.lexicon.epoch;
+  }
+
+  /** Id of `term` here, or undefined (see `termIds`, `lexComplete`). */
+  private idOf(term: string): number | undefined {
+    if (this.lexComplete && this.lexEpoch === this.lexicon.epoch) {
+      const g = this.lexicon.peek(term);
+      if (g === undefined) return undefined;
+      const l = g < this.localOf.length ? this.localOf[g]! : 0;
+      return l !== 0 ? l - 1 : undefined;
+    }
+    this.syncTermIds();
+    return this.termIds.get(term);
+  }
+
+  /** Puts the terms `termIds` lacks into it. */
+  private syncTermIds(): void {
+    const n = this.termStr.length;
+    for (let i = this.termIdsSynced; i < n; i++) this.termIds.set(this.termStr[i]!, i);
+    this.termIdsSynced = n;
+  }
+
+  /** Forgets the lexicon ids when the lexicon started over since they were taken. */
+  private checkLexEpoch(): void {
+    if (this.lexEpoch === this.lexicon.epoch) return;
+    this.lexEpoch = this.lexicon.epoch;
+    this.localOf.fill(0);
+    this.lexComplete = false;
+  }
+
+  /** Term id here of lexicon id `g` (current epoch), added to this index when new. */
+  private localId(g: number): number {
+    const l = g < this.localOf.length ? this.localOf[g]! : 0;
+    if (l !== 0) return l - 1;
+    const term = this.lexicon.term(g);
+    const known = this.lexComplete ? undefined : this.idOf(term);
+    const id = known ?? this.termId(term, true, false, true);
+    if (g >= this.localOf.length) {
+      const next = new Int32Array(Math.max(2 * this.localOf.length, g + 1));
+      next.set(this.localOf);
+      this.localOf = next;
+    }
+    this.localOf[g] = id + 1;
+    return id;
   }
 
   /** Term `id`'s postings: pairs (row position, token end offset), `postCount[id]` of them (the array may be longer). */
@@ -652,7 +711,7 @@ export class InvertedIndex {
    */
   [SIZED_PARTS](): SizedParts {
     const n = this.termStr.length;
-    let bytes = OBJECT + this.termIds.size * MAP_ENTRY + 2 * (OBJECT + n * SLOT) + n * STRING + 2 * this.termChars;
+    let bytes = OBJECT + this.termIds.size * MAP_ENTRY + 2 * (OBJECT + n * SLOT) + n * STRING + 2 * this.termChars + this.localOf.byteLength + VIEW_BYTES;
     const walk: Uint32Array[] = [];
     for (const views of [this.post, this.tokPos]) {
       bytes += OBJECT + views.length * SLOT;
@@ -666,7 +725,7 @@ export class InvertedIndex {
         }
       }
     }
-    return { bytes, parts: [this.termIds, this.termStr, this.post, this.tokPos], walk };
+    return { bytes, parts: [this.termIds, this.termStr, this.post, this.tokPos, this.localOf], walk };
   }
 
   /** Number of distinct terms. */
@@ -797,12 +856,18 @@ export class InvertedIndex {
     if (this.nTok >= FLUSH_TOKENS) this.flush();
   }
 
-  private termId(term: string, allocate = true, known?: boolean): number {
-    let id = known === false ? undefined : this.termIds.get(term);
+  private termId(term: string, allocate = true, known?: boolean, viaLexicon = false): number {
+    let id = known === false ? undefined : this.idOf(term);
     if (id === undefined) {
       id = this.termStr.length;
-      this.termIds.set(term, id);
-      if (this.termIds.size !== id + 1) throw new Error(`duplicate term ${JSON.stringify(term)}`);
+      if (!viaLexicon) {
+        // A term that did not come through the lexicon: terms are found by string from now on.
+        this.lexComplete = false;
+        this.syncTermIds();
+        this.termIds.set(term, id);
+        if (this.termIds.size !== id + 1) throw new Error(`duplicate term ${JSON.stringify(term)}`);
+        this.termIdsSynced = id + 1;
+      }
       this.termStr.push(term);
       this.termChars += term.length;
       if (id >= this.postCount.length) {
@@ -856,7 +921,12 @@ export class InvertedIndex {
    */
   private surfaceId(s: string, start: number, end: number, h: number): number {
     const t = analyzeWord(s.slice(start, end), this.options);
-    const id = t === null ? -1 : this.termId(detachString(t));
+    let id = -1;
+    if (t !== null) {
+      const g = this.lexicon.idOf(t);
+      this.checkLexEpoch();
+      id = this.localId(g);
+    }
     if (this.surface.size >= SURFACE_CACHE_LIMIT) this.surface.clear();
     this.surface.set(s, start, end, h, id);
     return id;
@@ -893,7 +963,7 @@ export class InvertedIndex {
   /**
    * `indexDocument` for a row given as ASCII bytes `bytes[from, to)`: `scanAsciiWords` finds
    * the same words as `scanWordSpans` on the decoded text, and they are looked up by their bytes
-   * (`packedWords` for words of up to 12 bytes, `surface` for longer ones), so a known word costs
+   * (the lexicon's packed words for words of up to 12 bytes, `surface` for longer ones), so a known word costs
    * no string.
    */
   private indexAscii(pos: number, bytes: Uint8Array, from: number, to: number): number {
@@ -908,15 +978,22 @@ export class InvertedIndex {
     const bTerm = this.bTerm;
     const bPos = this.bPos;
     const bDoc = this.bDoc;
-    const packed = this.packedWords;
+    const words = this.lexicon.words;
     for (let k = 0; k < 4 * m; k += 4) {
       const w0 = data[k]!;
       let id: number | undefined;
       if (w0 !== 0) {
         const w1 = data[k + 1]!;
         const w2 = data[k + 2]!;
-        id = packed.get(w0, w1, w2);
-        if (id === undefined) id = this.packedWordId(w0, w1, w2);
+        let g = words.get(w0, w1, w2);
+        if (g === undefined) {
+          g = this.lexicon.addWord(w0, w1, w2);
+          this.checkLexEpoch();
+        }
+        if (g < 0) continue;
+        const localOf = this.localOf;
+        const l = g < localOf.length ? localOf[g]! : 0;
+        id = l !== 0 ? l - 1 : this.localId(g);
       } else {
         const start = data[k + 1]!;
         const len = data[k + 2]!;
@@ -933,15 +1010,6 @@ export class InvertedIndex {
     }
     this.nTok = n;
     return n - before;
-  }
-
-  /** Term id (−1: stop word) of a packed word (see `WordSpans`) not in `packedWords` yet; remembers it there. */
-  private packedWordId(w0: number, w1: number, w2: number): number {
-    const t = analyzeWord(unpackWord(w0, w1, w2), this.options);
-    const id = t === null ? -1 : this.termId(detachString(t));
-    if (this.packedWords.size >= SURFACE_CACHE_LIMIT) this.packedWords.clear();
-    this.packedWords.set(w0, w1, w2, id);
-    return id;
   }
 
   /**
@@ -1110,7 +1178,7 @@ export class InvertedIndex {
     const docFreq = new Map<string, number>();
     for (const t of terms) {
       if (docFreq.has(t)) continue;
-      const id = this.termIds.get(t);
+      const id = this.idOf(t);
       docFreq.set(t, id === undefined ? 0 : this.postingsBelow(id, maxPosition));
     }
     return { docCount: this.prefDocs[cut]!, totalTokens: this.prefTokens[cut]!, docFreq };
@@ -1139,7 +1207,7 @@ export class InvertedIndex {
   /** The id of `term` in this index (what `forwardIndex` holds), or −1 when no document has it. */
   termIdOf(term: string): number {
     this.flush();
-    const id = this.termIds.get(term);
+    const id = this.idOf(term);
     return id === undefined || this.postCount[id] === 0 ? -1 : id;
   }
 
@@ -1179,7 +1247,7 @@ export class InvertedIndex {
       }
     }
     for (const [t, df] of out.docFreq) {
-      const id = this.termIds.get(t);
+      const id = this.idOf(t);
       if (id === undefined || df === 0) continue;
       const p = this.postOf(id);
       let dead = 0;
@@ -1192,7 +1260,7 @@ export class InvertedIndex {
   /** Whether the document at `pos` holds `term` (a binary search of the term's postings). */
   hasPosting(term: string, pos: number): boolean {
     this.flush();
-    const id = this.termIds.get(term);
+    const id = this.idOf(term);
     if (id === undefined) return false;
     const j = this.postingsBelow(id, pos);
     return j < this.postCount[id]! && this.postOf(id)[2 * j] === pos;
@@ -1577,7 +1645,7 @@ export class InvertedIndex {
 
   private planClause(c: FtsClause, stats: FtsStats, maxPosition: number | undefined, scoring: boolean): Plan {
     const resolve = (t: string): ResolvedTerm | null => {
-      const id = this.termIds.get(t);
+      const id = this.idOf(t);
       if (id === undefined) return null;
       const end = this.postingsBelow(id, maxPosition);
       if (end === 0) return null;
@@ -1989,14 +2057,25 @@ export class InvertedIndex {
   *sealSteps(sliceWork = REMAP_SLICE_WORK): Generator<void, InvertedIndex, void> {
     this.flush();
     this.surface.clear();
-    this.packedWords.clear();
     this.bTerm = new Uint32Array(16);
     this.bPos = new Uint32Array(16);
     this.bDoc = new Uint32Array(16);
     this.sPos = new Uint32Array(16);
     this.sDoc = new Uint32Array(16);
-    // Already in runs (an index made by `remapped` or `fromArrow` and not added to since): kept.
     const n = this.termStr.length;
+    // The lexicon-id map stays (reads go through it) unless it is sparse — a long-lived process's
+    // lexicon numbers far more terms than one index holds: then the string map is filled, in
+    // steps, and the array dropped.
+    if (this.localOf.length > 4 * n + 1024) {
+      for (let i = this.termIdsSynced; i < n; i++) {
+        if ((i & 8191) === 8191 && sliceWork !== Infinity) yield;
+        this.termIds.set(this.termStr[i]!, i);
+      }
+      this.termIdsSynced = n;
+      this.lexComplete = false;
+      this.localOf = new Int32Array(0);
+    }
+    // Already in runs (an index made by `remapped` or `fromArrow` and not added to since): kept.
     if (this.runs !== null) return this;
     let totalPost = 0;
     let totalTok = 0;
@@ -2144,13 +2223,16 @@ export class InvertedIndex {
       // dictionary in one step held a flush's event loop ~25 ms).
       if ((i & 8191) === 8191 && sliceWork !== Infinity) yield;
       const term = alive[i]!;
-      const id = this.termIds.get(term)!;
+      const id = this.idOf(term)!;
       oldOf[i] = id;
       newId[id] = i;
       out.termIds.set(term, i);
       out.termStr.push(term);
       out.termChars += term.length;
     }
+    // Its terms came by string, not through the lexicon.
+    out.termIdsSynced = nNew;
+    out.lexComplete = false;
     yield;
     const cap = Math.max(16, nNew);
     out.postCount = new Uint32Array(cap);
@@ -2266,7 +2348,7 @@ export class InvertedIndex {
       for (let i = 0; i < nTerms; i++) {
         // A lookup each (~0.3 µs cold): pause every few thousand, as `remapSteps` does.
         if ((i & 8191) === 8191 && sliceWork !== Infinity) yield;
-        const id = this.termIds.get(sortedTerms[i]!)!;
+        const id = this.idOf(sortedTerms[i]!)!;
         order[i] = id;
         totalPost += this.postCount[id]!;
         totalPos += this.posCount[id]!;

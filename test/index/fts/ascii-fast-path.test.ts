@@ -265,10 +265,10 @@ function sortedEntries(m: Map<string, Posting[]>): [string, Posting[]][] {
  * write path keeps equal those computed from the sidecar's postings.
  */
 function checkBounds(t: ExecutionContext, index: InvertedIndex, what: string): void {
-  const inner = index as unknown as { termIds: Map<string, number>; maxTf: Uint32Array; minDl: Uint32Array; postCount: Uint32Array; posCount: Uint32Array };
+  const inner = index as unknown as { idOf(term: string): number | undefined; maxTf: Uint32Array; minDl: Uint32Array; postCount: Uint32Array; posCount: Uint32Array };
   let bad = 0;
   for (const [term, list] of postingsOf(index.toArrow())) {
-    const id = inner.termIds.get(term)!;
+    const id = inner.idOf(term)!;
     let maxTf = 0;
     let minDl = 0xffffffff;
     let tokens = 0;
