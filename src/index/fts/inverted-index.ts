@@ -967,6 +967,8 @@ export class InvertedIndex {
    * no string.
    */
   private indexAscii(pos: number, bytes: Uint8Array, from: number, to: number): number {
+    // Another index may have made the lexicon start over since this one last indexed.
+    this.checkLexEpoch();
     const spans = this.spans;
     spans.count = 0;
     scanAsciiWords(bytes, from, to, this.options.maxTokenLength, spans);

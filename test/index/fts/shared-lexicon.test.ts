@@ -111,3 +111,17 @@ test.serial('sealing an index whose lexicon-id map is sparse trades it for the s
   t.is(inner.termIds.size, small.termCount, 'the string map holds every term');
   t.deepEqual(q(), before);
 });
+
+test.serial('a start-over caused by another index, which then fills the lexicon again, does not mislead an index that was idle meanwhile', (t) => {
+  const docs = texts(5, 2000);
+  const steady = build(docs);
+  const lex = SharedLexicon.of({});
+  const idle = new InvertedIndex({});
+  idle.add(0, vectorFromArray(docs.slice(0, 1000), new Utf8()));
+  // Meanwhile: the lexicon starts over and another index gives the same words new lexicon ids.
+  lex.startOver();
+  build([...docs.slice(1000)].reverse());
+  idle.add(1000, vectorFromArray(docs.slice(1000), new Utf8()));
+  t.deepEqual(sidecar(idle), sidecar(steady));
+  t.deepEqual(reads(idle), reads(steady));
+});
