@@ -72,7 +72,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import v8 from 'node:v8';
-import { constants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
+import { constants, monitorEventLoopDelay, performance as perfHooks, PerformanceObserver } from 'node:perf_hooks';
 import { add, complete, configure, cycle, suite } from 'benny';
 import { type RecordBatch, Table as ArrowTable, tableToIPC } from 'apache-arrow';
 import { connect, type Database } from '../src/database.js';
@@ -693,7 +693,8 @@ interface WriteCases {
   createIndexStall: { rows: number; ms: number; stall: ReturnType<StallProbe['stop']> };
   /** The first put after the table is reopened (it loads what the writer reads lazily), before the timed windows. */
   firstPutMs?: number;
-  ingest: { rows: number; batch: number; inflight: number; ms: number; rowsPerSec: number; stall: ReturnType<StallProbe['stop']>; generationsFlushed: number; putMs: Latency }[];
+  /** cpuUsPerRow: process CPU (every thread) a row; mainBusyUsPerRow: the event loop's busy time a row. */
+  ingest: { rows: number; batch: number; inflight: number; ms: number; rowsPerSec: number; stall: ReturnType<StallProbe['stop']>; generationsFlushed: number; putMs: Latency; cpuUsPerRow?: number; mainBusyUsPerRow?: number }[];
 }
 
 async function writeCases(root: string): Promise<WriteCases> {
@@ -767,6 +768,8 @@ async function writeCases(root: string): Promise<WriteCases> {
         const pending = new Set<Promise<void>>();
         const p8 = new StallProbe();
         p8.start();
+        const cpu0 = process.cpuUsage();
+        const elu0 = perfHooks.eventLoopUtilization();
         const t0 = performance.now();
         for (const batch of batches) {
           const ts = performance.now();
@@ -779,10 +782,14 @@ async function writeCases(root: string): Promise<WriteCases> {
         }
         await Promise.all(pending);
         const ms = performance.now() - t0;
+        const cpu = process.cpuUsage(cpu0);
+        const elu = perfHooks.eventLoopUtilization(elu0);
+        const cpuUsPerRow = (cpu.user + cpu.system) / INGEST_ROWS;
+        const mainBusyUsPerRow = (elu.active * 1000) / INGEST_ROWS;
         const stall = p8.stop();
         const after = Object.values(await ti.writerStats()).reduce((n, s) => n + s.generationsFlushed, 0);
-        ingest.push({ rows: INGEST_ROWS, batch: INGEST_BATCH, inflight, ms, rowsPerSec: INGEST_ROWS / (ms / 1000), stall, generationsFlushed: after - before, putMs: latencyOf(putMs) });
-        log(`ingest ${INGEST_ROWS} rows in ${INGEST_BATCH}-row puts, ${inflight} in flight: ${(INGEST_ROWS / (ms / 1000)).toFixed(0)} rows/s, longest stall ${stall.maxGapMs.toFixed(0)} ms (longest GC pause ${stall.gcMaxMs.toFixed(0)} ms, ${stall.gcMaxKind}), ${after - before} generations flushed meanwhile; JS heap ${(v8.getHeapStatistics().used_heap_size / 2 ** 20).toFixed(0)} MB`);
+        ingest.push({ rows: INGEST_ROWS, batch: INGEST_BATCH, inflight, ms, rowsPerSec: INGEST_ROWS / (ms / 1000), stall, generationsFlushed: after - before, putMs: latencyOf(putMs), cpuUsPerRow, mainBusyUsPerRow });
+        log(`ingest ${INGEST_ROWS} rows in ${INGEST_BATCH}-row puts, ${inflight} in flight: ${(INGEST_ROWS / (ms / 1000)).toFixed(0)} rows/s, longest stall ${stall.maxGapMs.toFixed(0)} ms (longest GC pause ${stall.gcMaxMs.toFixed(0)} ms, ${stall.gcMaxKind}), ${after - before} generations flushed meanwhile; CPU ${cpuUsPerRow.toFixed(1)} µs a row over all threads, main thread busy ${mainBusyUsPerRow.toFixed(1)}; JS heap ${(v8.getHeapStatistics().used_heap_size / 2 ** 20).toFixed(0)} MB`);
       }
       await ti.close();
     } finally {
@@ -1074,7 +1081,7 @@ function markdown(generatedAt: string, machine: { code: { commit: string; uncomm
     L.push(`| \`createIndex('vector', { type: 'ivf_pq' })\` on ${writes.createIndexStall.rows.toLocaleString('en-US')} rows | ${f(writes.createIndexStall.ms / 1000, 2)} s | ${st(writes.createIndexStall.stall)} |`);
     if (writes.firstPutMs !== undefined) L.push(`| the first ${writes.ingest[0]?.batch.toLocaleString('en-US') ?? ''}-row put after reopening the ingest table (loads what the writer reads lazily; before the timed windows) | ${f(writes.firstPutMs, 1)} ms | — | — |`);
     for (const i of writes.ingest) {
-      L.push(`| ingest ${i.rows.toLocaleString('en-US')} rows, ${i.batch}-row puts, ${i.inflight} in flight (IVF-PQ + FTS + scalar maintained, default writer settings; ${i.generationsFlushed} generation(s) flushed meanwhile) | ${Math.round(i.rowsPerSec).toLocaleString('en-US')} rows/s (put p50 ${f(i.putMs.p50, 1)} ms, p99 ${f(i.putMs.p99, 1)} ms) | ${st(i.stall)} |`);
+      L.push(`| ingest ${i.rows.toLocaleString('en-US')} rows, ${i.batch}-row puts, ${i.inflight} in flight (IVF-PQ + FTS + scalar maintained, default writer settings; ${i.generationsFlushed} generation(s) flushed meanwhile) | ${Math.round(i.rowsPerSec).toLocaleString('en-US')} rows/s (put p50 ${f(i.putMs.p50, 1)} ms, p99 ${f(i.putMs.p99, 1)} ms${i.cpuUsPerRow === undefined ? '' : `; CPU ${f(i.cpuUsPerRow, 1)} µs a row over all threads, main thread busy ${f(i.mainBusyUsPerRow ?? NaN, 1)}`}) | ${st(i.stall)} |`);
     }
   }
   L.push('');
