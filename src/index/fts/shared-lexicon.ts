@@ -18,8 +18,12 @@
 import { PackedWordTable } from './word-table.js';
 import { analyzeWord, detachString, resolveTokenizerOptions, type ResolvedTokenizerOptions, type TokenizerOptions, unpackWord } from './tokenizer.js';
 
-/** Words (and terms) a lexicon holds before it starts over. */
-const LEXICON_LIMIT = 1 << 20;
+/**
+ * Words (and terms) a lexicon holds before it starts over: it outlives the indexes, so it is
+ * kept to ~25 MB (its word table, terms and their map) per tokenizer configuration; a start-over
+ * costs the indexes alive then their string maps' fill, and their reads go by string after it.
+ */
+const LEXICON_LIMIT = 1 << 18;
 
 export class SharedLexicon {
   /** Moves on whenever the lexicon starts over: ids from an earlier epoch mean nothing now. */

@@ -11,6 +11,7 @@ import { tableToIPC, Utf8, vectorFromArray } from 'apache-arrow';
 import { InvertedIndex } from '../../../src/index/fts/inverted-index.js';
 import { SharedLexicon } from '../../../src/index/fts/shared-lexicon.js';
 import { runSteps } from '../../../src/util/steps.js';
+import { analyzeWord, resolveTokenizerOptions } from '../../../src/index/fts/tokenizer.js';
 import { mulberry32 } from '../../helpers/rng.js';
 import { skewedTexts, wordList } from './synthetic.js';
 
@@ -124,4 +125,21 @@ test.serial('a start-over caused by another index, which then fills the lexicon 
   idle.add(1000, vectorFromArray(docs.slice(1000), new Utf8()));
   t.deepEqual(sidecar(idle), sidecar(steady));
   t.deepEqual(reads(idle), reads(steady));
+});
+
+test('a lexicon starts over by itself past its limit, and its ids stay right within each epoch', (t) => {
+  const lex = new SharedLexicon(resolveTokenizerOptions({}), 4);
+  const pack = (w: string): [number, number, number] => {
+    const out = [0, 0, 0] as [number, number, number];
+    for (let i = 0; i < w.length; i++) out[i >> 2]! |= w.charCodeAt(i) << ((i & 3) * 8);
+    return out;
+  };
+  const words = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'running'];
+  for (const w of words) {
+    const g = lex.addWord(...pack(w));
+    t.is(lex.term(g), analyzeWord(w, lex.options)!, `${w} in epoch ${lex.epoch}`);
+    t.is(lex.words.get(...pack(w)), g);
+  }
+  t.true(lex.epoch >= 1, 'it started over');
+  t.is(lex.words.get(...pack('running')), lex.idOf(analyzeWord('running', lex.options)!), 'a word and its term share an id');
 });
