@@ -8,7 +8,7 @@
  * (start the encode worker before timing) QUIVER_ENCODE_WORKER=0 (encode on the main thread)
  * PROF=1 or PROF=$INFLIGHT (CPU profile of that run to /tmp/q/ingest.cpuprofile) SLICES=512,256 REPS=2
  * (writer indexSliceRows values, each run in turn REPS times) RUNS=8,8,8 (puts in flight of each timed run)
- * PROF_RUN=1 (profile the first timed run) GAPS=1 GAP_MS=40 (event-loop gaps over GAP_MS to /tmp/q/gaps-<run>.json) MARK=1 (print RUN START before each, e.g. to count --trace-gc lines).
+ * PROF_RUN=1 (profile the first timed run) GAPS=1 GAP_MS=40 (event-loop gaps over GAP_MS to /tmp/q/gaps-<run>.json) MARK=1 (print RUN START/END with CLOCK_MONOTONIC seconds, for `perf report --time` or counting --trace-gc lines).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -120,7 +120,9 @@ try {
       const elu0 = performance.eventLoopUtilization();
       const cpu0 = process.cpuUsage();
       const faults0 = process.resourceUsage().minorPageFault;
-      if (process.env.MARK === '1') console.log('RUN START');
+      // In perf's default clock (CLOCK_MONOTONIC), for `perf report --time START,END`.
+      const mono = (): string => (Number(process.hrtime.bigint() / 1000n) / 1e6).toFixed(6);
+      if (process.env.MARK === '1') console.log(`RUN START ${mono()}`);
       const t0 = performance.now();
       for (const batch of batches) {
         const p: Promise<void> = ti.put(batch).then(() => void pending.delete(p));
@@ -129,6 +131,7 @@ try {
       }
       await Promise.all(pending);
       const ms = performance.now() - t0;
+      if (process.env.MARK === '1') console.log(`RUN END ${mono()}`);
       const cpu = process.cpuUsage(cpu0);
       const faults = process.resourceUsage().minorPageFault - faults0;
       const elu = performance.eventLoopUtilization(elu0);

@@ -19,6 +19,7 @@
 import { l2Between, normSqAt } from './distance.js';
 import {
   argminStaged,
+  argminStaged16,
   certifyTolerance,
   copyColumns,
   MAX_CERTIFIED_NORM,
@@ -26,9 +27,12 @@ import {
   SimdSeeding,
   stagedDistances,
   stagedSeconds,
+  stagedTolerance,
   stageRows,
+  stageRows16,
   STAGE_ROWS,
   type StagedRows,
+  type StagedRows16,
 } from './simd-kernels.js';
 
 // ---- PRNG ------------------------------------------------------------------------------------
@@ -223,7 +227,7 @@ export function squaredNorms(c: Float32Array, k: number, dim: number): Float64Ar
 }
 
 /** Counters of `NearestCentroids` kernel use (for benchmarks and tests). */
-export const nearestStats = { kernelRows: 0, rechecked: 0 };
+export const nearestStats = { kernelRows: 0, rechecked: 0, int16Rows: 0 };
 
 /**
  * Exact nearest-centroid search over k centroids of `dim` values (row-major): the centroid with
@@ -245,6 +249,8 @@ export class NearestCentroids {
   private readonly norms: Float64Array;
   private simd: SimdMatrix | null;
   private readonly one = new Int32Array(1);
+  /** Whether the last `argmin` ran the 16-bit kernel (its re-check uses that kernel's margins). */
+  private lastInt16 = false;
 
   constructor(readonly centroids: Float32Array, readonly k: number, readonly dim: number) {
     if (centroids.length < k * dim) throw new Error('centroid array too short');
@@ -276,9 +282,25 @@ export class NearestCentroids {
   }
 
   /**
+   * Stages `count ≤ STAGE_ROWS` rows `x[xo + i·stride ..)` of `width` values for `nearestMany`
+   * of this instance, or of any with the same dim (the PQ sub-spaces of one block of residuals):
+   * quantised to i16 when the 16-bit kernel serves this matrix, else as f32; null without the
+   * kernel. `x` must not change while they are staged.
+   */
+  stage(x: Float32Array, xo: number, stride: number, count: number, width: number): StagedRows | StagedRows16 | null {
+    const simd = this.simd;
+    if (simd === null) return null;
+    if (simd.int16) {
+      const st = stageRows16(x, xo, stride, count, width, this.dim);
+      if (st !== null) return st;
+    }
+    return stageRows(x, xo, stride, count, width);
+  }
+
+  /**
    * Nearest centroid of each of `count` rows `x[xo + i·stride ..)` (dim values each), written to
    * `out[oo + i·os]`. `staged` (optional): the same rows already staged for the kernel
-   * (`stageRows`), this matrix's columns starting at `col` of each staged row — as when one
+   * (`stage`), this matrix's columns starting at `col` of each staged row — as when one
    * staged block of residuals is PQ-encoded sub-space by sub-space.
    */
   nearestMany(
@@ -289,7 +311,7 @@ export class NearestCentroids {
     out: Uint8Array | Int32Array,
     oo = 0,
     os = 1,
-    staged: StagedRows | null = null,
+    staged: StagedRows | StagedRows16 | null = null,
     col = 0,
   ): void {
     const simd = this.simd;
@@ -298,16 +320,27 @@ export class NearestCentroids {
       return;
     }
     if (staged !== null && count <= staged.count) {
-      this.fromKernel(argminStaged(simd, staged, col, count), x, xo, stride, count, out, oo, os);
+      this.fromKernel(this.argmin(staged, col, count), this.lastInt16, x, xo, stride, count, out, oo, os);
       return;
     }
     for (let b = 0; b < count; b += STAGE_ROWS) {
       const n = Math.min(STAGE_ROWS, count - b);
       const bo = xo + b * stride;
-      const st = stageRows(x, bo, stride, n, this.dim);
+      const st = this.stage(x, bo, stride, n, this.dim);
       if (st === null) this.scanMany(x, bo, stride, n, out, oo + b * os, os);
-      else this.fromKernel(argminStaged(simd, st, 0, n), x, bo, stride, n, out, oo + b * os, os);
+      else this.fromKernel(this.argmin(st, 0, n), this.lastInt16, x, bo, stride, n, out, oo + b * os, os);
     }
+  }
+
+  /**
+   * The kernel's verdicts for staged rows: the 16-bit kernel for rows staged in 16 bits (sets
+   * `lastInt16`), else the f32 kernel (16-bit staging holds the f32 rows too, so a path switched
+   * off since staging still has its rows).
+   */
+  private argmin(staged: StagedRows | StagedRows16, col: number, count: number): Int32Array {
+    const simd = this.simd!;
+    this.lastInt16 = 'q' in staged && simd.int16;
+    return this.lastInt16 ? argminStaged16(simd, staged as StagedRows16, col, count) : argminStaged(simd, staged, col, count);
   }
 
   /**
@@ -408,9 +441,10 @@ export class NearestCentroids {
     return best;
   }
 
-  /** Kernel results: certified indexes, −1 re-checked exactly. */
+  /** Kernel results: certified indexes, −1 re-checked exactly (`int16`: from `argminStaged16`). */
   private fromKernel(
     res: Int32Array,
+    int16: boolean,
     x: Float32Array,
     xo: number,
     stride: number,
@@ -420,11 +454,12 @@ export class NearestCentroids {
     os: number,
   ): void {
     nearestStats.kernelRows += count;
+    if (int16) nearestStats.int16Rows += count;
     for (let i = 0; i < count; i++) {
       let j = res[i];
       if (j < 0) {
         nearestStats.rechecked++;
-        j = this.recheck(x, xo + i * stride, i);
+        j = int16 ? this.recheck16(x, xo + i * stride, i) : this.recheck(x, xo + i * stride, i);
       }
       out[oo + i * os] = j;
     }
@@ -436,13 +471,24 @@ export class NearestCentroids {
    * nearest); the candidates' reference distances decide, lowest index on ties.
    */
   private recheck(x: Float32Array, xo: number, r: number): number {
-    const { k, dim } = this;
-    const f = stagedDistances(r); // F_j = (‖c_j‖² − 2x·c_j)/2, f32
+    const xNorm = Math.sqrt(normSqAt(x, xo, this.dim)) * (1 + 2 ** -30);
+    if (!(xNorm <= MAX_CERTIFIED_NORM)) return this.scan(x, xo);
+    return this.recheckWithin(x, xo, r, certifyTolerance(xNorm, this.simd!.cmax, this.dim));
+  }
+
+  /** `recheck` for a row of the last `argminStaged16`, with the margin it was judged by. */
+  private recheck16(x: Float32Array, xo: number, r: number): number {
+    if (!this.simd!.int16) return this.scan(x, xo);
+    return this.recheckWithin(x, xo, r, stagedTolerance(r));
+  }
+
+  /** The candidates within margin `t` (2F̂ units) of the smallest kernel value decide; else an exact scan. */
+  private recheckWithin(x: Float32Array, xo: number, r: number, t: number): number {
+    const { k } = this;
+    const f = stagedDistances(r); // F_j ≈ (‖c_j‖² − 2x·c_j)/2, f32
     let m = Infinity;
     for (let j = 0; j < k; j++) if (f[j] < m) m = f[j];
-    const xNorm = Math.sqrt(normSqAt(x, xo, dim)) * (1 + 2 ** -30);
-    const t = certifyTolerance(xNorm, this.simd!.cmax, dim);
-    if (!(m > -Infinity && m < Infinity && xNorm <= MAX_CERTIFIED_NORM && t < Infinity)) return this.scan(x, xo);
+    if (!(m > -Infinity && m < Infinity && t < Infinity)) return this.scan(x, xo);
     let best = -1;
     let bestD = Infinity;
     for (let j = 0; j < k; j++) {
