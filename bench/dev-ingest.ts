@@ -22,6 +22,7 @@ import { connect } from '../src/database.js';
 import { DEFAULT_WRITER_CONFIG } from '../src/region/writer-config.js';
 import { encodeWorkerReady, encodeWorkerStats } from '../src/index/vector/encode-worker.js';
 import { fileWriteWorkerReady, fileWriteWorkerStats } from '../src/storage/file-write-worker.js';
+import { tokenizeWorkerReady, tokenizeWorkerStats } from '../src/index/fts/tokenize-worker.js';
 import { envList, envNumber } from './env.js';
 import { makeRows, Rng, rowsBatch, searchRowGenerator, searchSchema } from './lib/data.js';
 import { HOLD_IN_MEMTABLE } from './lib/quiver.js';
@@ -78,7 +79,7 @@ try {
     for (let s = BASE; s + PUT <= total; s += PUT) prebuilt.set(s, rowsBatch(schema, rows, s, s + PUT));
     rows = null;
   }
-  if (process.env.WARM !== '0') console.log(`encode worker ready: ${await encodeWorkerReady()}, file write worker ready: ${await fileWriteWorkerReady()}`);
+  if (process.env.WARM !== '0') console.log(`encode worker ready: ${await encodeWorkerReady()}, tokenize worker ready: ${await tokenizeWorkerReady()}, file write worker ready: ${await fileWriteWorkerReady()}`);
   let next = BASE;
   for (let rep = 0; rep < REPS; rep++) for (const slice of SLICES) {
     const db2 = await connect(dir, { fsync: FSYNC, writer: { ...DEFAULT_WRITER_CONFIG, indexSliceRows: slice } });
@@ -153,7 +154,7 @@ try {
       const us = (x: number) => (x / ROWS).toFixed(1);
       console.log(
         `${inflight} in flight: ${Math.round(ROWS / (ms / 1000)).toLocaleString('en-US')} rows/s | CPU ${us(cpu.user + cpu.system)} µs/row (all threads) | ` +
-          `main busy ${us(elu.active * 1000)} µs/row | worker encoded ${encodeWorkerStats.rows - jobs0} rows, file worker jobs ${fileWriteWorkerStats.jobs} | GC ${us(gcMs * 1000)} µs/row | ${(faults / ROWS).toFixed(2)} page faults/row | load ${os.loadavg()[0].toFixed(1)}`,
+          `main busy ${us(elu.active * 1000)} µs/row | worker encoded ${encodeWorkerStats.rows - jobs0} rows, tokenized ${tokenizeWorkerStats.rows} rows, file worker jobs ${fileWriteWorkerStats.jobs} | GC ${us(gcMs * 1000)} µs/row | ${(faults / ROWS).toFixed(2)} page faults/row | load ${os.loadavg()[0].toFixed(1)}`,
       );
       const hs = v8.getHeapStatistics();
       console.log(`  heap used ${(hs.used_heap_size / 2 ** 20).toFixed(0)} MB, external ${(hs.external_memory / 2 ** 20).toFixed(0)} MB`);

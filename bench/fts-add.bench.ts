@@ -12,13 +12,14 @@
  * (`tableToIPC(index.toArrow())`, FNV-1a over the bytes) of the last round's index so that a
  * change to the write path can be checked to give identical output.
  *
- * Knobs: N=100000 ROUNDS=5 BATCH=1000 VOCAB=50000 MIN_WORDS=8 MAX_WORDS=40 INPUT=arrow|strings
+ * Knobs: N=100000 ROUNDS=5 BATCH=1000 VOCAB=50000 MIN_WORDS=8 MAX_WORDS=40 INPUT=arrow|strings|tokenized
  * DIGEST=1. Run with --expose-gc (the npm script does) so that rounds start from a collected heap.
  * For a profile: `node --cpu-prof --import=tsx bench/fts-add.bench.ts`.
  */
 import os from 'node:os';
 import { Data, makeData, tableToIPC, Utf8 } from 'apache-arrow';
 import { InvertedIndex } from '../src/index/fts/inverted-index.js';
+import { LexiconMirror, tokenizeRows, type TokenizedRows } from '../src/index/fts/row-tokens.js';
 import { envNumber } from './env.js';
 import { Rng, ZipfVocabulary } from './lib/data.js';
 
@@ -70,6 +71,19 @@ function main(): void {
   }
   console.log(`fts-add: ${N} docs, ${words} tokens (${(words / N).toFixed(1)}/doc), batches of ${BATCH} (${INPUT}), load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}, ${os.cpus().length} CPUs`);
 
+  // INPUT=tokenized: the batches tokenized first (as the tokenize worker does, here on this
+  // thread, untimed), then each round times only `addTokenized` — this thread's share.
+  let tokenized: TokenizedRows[] | undefined;
+  const mirror = new LexiconMirror();
+  if (INPUT === 'tokenized') {
+    const t0 = performance.now();
+    tokenized = batches.map((b) => {
+      const d = b as Data<Utf8>;
+      return tokenizeRows({ values: d.values, offsets: d.valueOffsets, validity: null, count: d.length }, {}, 1);
+    });
+    for (const t of tokenized) mirror.feed(t);
+    console.log(`tokenized in ${(performance.now() - t0).toFixed(0)} ms (${(((performance.now() - t0) * 1000) / N).toFixed(2)} µs/doc, first pass)`);
+  }
   const usPerDoc: number[] = [];
   const cpuUsPerDoc: number[] = [];
   let last: InvertedIndex | undefined;
@@ -80,9 +94,16 @@ function main(): void {
     const c0 = process.cpuUsage();
     const t0 = performance.now();
     let pos = 0;
-    for (const b of batches) {
-      index.add(pos, b);
-      pos += b.length;
+    if (tokenized) {
+      for (const t of tokenized) {
+        index.addTokenized(pos, t, mirror);
+        pos += t.docLen.length;
+      }
+    } else {
+      for (const b of batches) {
+        index.add(pos, b);
+        pos += b.length;
+      }
     }
     const ms = performance.now() - t0;
     const cu = process.cpuUsage(c0);

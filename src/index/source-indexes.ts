@@ -12,8 +12,9 @@ import { type Data, FixedSizeList, type RecordBatch, type Utf8 } from 'apache-ar
 import type { TableSchema } from '../schema/table-schema.js';
 import type { IndexDef } from './index-def.js';
 import { InvertedIndex } from './fts/inverted-index.js';
+import type { OffThreadTokenize } from './fts/tokenize-worker.js';
 import { ScalarIndex } from './scalar/scalar-index.js';
-import { CodeQueue, type OffThreadEncode } from './vector/code-queue.js';
+import { CodeQueue, MIN_OFF_THREAD_ROWS, type OffThreadEncode } from './vector/code-queue.js';
 import { IvfPqIndex } from './vector/ivf-pq-index.js';
 import { type IvfPqModel, PQ_CODEWORDS } from './vector/ivf-pq-model.js';
 import { VectorSource } from './vector/vector-source.js';
@@ -33,6 +34,8 @@ export class SourceIndexes {
   private codes: CodeQueue | undefined;
   /** Per IVF-PQ index: rows below this position had their codes queued by `queueCodesAhead`. */
   private readonly codesAhead = new WeakMap<IvfPqIndex, number>();
+  /** Per full-text index: rows below this position were sent to be tokenized by `queueCodesAhead`. */
+  private readonly tokensAhead = new WeakMap<InvertedIndex, number>();
 
   constructor(private readonly schema: TableSchema) {
     schema.stored.fields.forEach((f, i) => {
@@ -87,6 +90,19 @@ export class SourceIndexes {
             this.queueCodes(index, batch, col, first, offThread);
             continue;
           }
+        } else if (index instanceof InvertedIndex) {
+          const ahead = this.tokensAhead.get(index) ?? 0;
+          if (ahead >= first + batch.numRows) {
+            if (ahead === first + batch.numRows) this.tokensAhead.delete(index);
+            continue; // sent by queueCodesAhead
+          }
+          if (ahead > first) throw new Error(`internal: full-text rows sent ahead to row ${ahead}, inside the batch of rows ${first}..${first + batch.numRows}`);
+          // Rows tokenized elsewhere may be pending: these take their turn behind them.
+          if (this.codes?.idle === false) {
+            const data = batch.data.children[col] as Data<Utf8>;
+            this.codes.addJob(undefined, () => index.add(first, data));
+            continue;
+          }
         }
         addTo(index, batch, col, first, defer || b < last);
       }
@@ -109,7 +125,8 @@ export class SourceIndexes {
    * chunk `offThread` does not take (small, or no worker ready): from there the codes are left
    * to `insert`, slice by slice, rather than all computed here at once.
    */
-  queueCodesAhead(batches: readonly RecordBatch[], offThread: OffThreadEncode): void {
+  queueCodesAhead(batches: readonly RecordBatch[], offThread: OffThreadEncode, tokenize?: OffThreadTokenize): void {
+    if (tokenize) this.queueTokensAhead(batches, tokenize);
     for (const { def, index } of this.indexes.values()) {
       if (!(index instanceof IvfPqIndex)) continue;
       if ((this.codesAhead.get(index) ?? this.rows) !== this.rows) continue; // codes already ahead: insert catches up first
@@ -123,6 +140,38 @@ export class SourceIndexes {
         }
       }
       if (first > this.rows) this.codesAhead.set(index, first);
+    }
+  }
+
+  /**
+   * Sends the text of the rows the next `insert` calls will add to `tokenize` now, for every
+   * full-text index (like `queueCodesAhead`): the rows come back as lexicon ids and enter the
+   * index in turn (`InvertedIndex.addTokenized`), or are indexed here if the worker fails. Writes
+   * of fewer than MIN_OFF_THREAD_ROWS rows are indexed here (a small put's rows are visible
+   * sooner that way, and cost ~2 µs a row). Stops at the first batch `tokenize` does not take.
+   */
+  private queueTokensAhead(batches: readonly RecordBatch[], tokenize: OffThreadTokenize): void {
+    let total = 0;
+    for (const b of batches) total += b.numRows;
+    if (total < MIN_OFF_THREAD_ROWS) return;
+    for (const { def, index } of this.indexes.values()) {
+      if (!(index instanceof InvertedIndex)) continue;
+      if ((this.tokensAhead.get(index) ?? this.rows) !== this.rows) continue; // rows already ahead: insert catches up first
+      const col = this.columnIndex(def.column);
+      const queue = (this.codes ??= new CodeQueue());
+      let first = this.rows;
+      for (const batch of batches) {
+        const data = batch.data.children[col] as Data<Utf8>;
+        const away = batch.numRows > 0 ? tokenize(index.options, data) : undefined;
+        if (away === undefined) break;
+        const at = first;
+        queue.addJob(away, (t) => {
+          if (t !== undefined && t.mirror.serves(t.rows)) index.addTokenized(at, t.rows, t.mirror);
+          else index.add(at, data);
+        });
+        first += batch.numRows;
+      }
+      if (first > this.rows) this.tokensAhead.set(index, first);
     }
   }
 

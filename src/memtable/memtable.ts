@@ -27,6 +27,7 @@
 import type { RecordBatch } from 'apache-arrow';
 import type { SourceIndexes } from '../index/source-indexes.js';
 import type { OffThreadEncode } from '../index/vector/code-queue.js';
+import type { OffThreadTokenize } from '../index/fts/tokenize-worker.js';
 import type { LivenessCache } from './liveness.js';
 import { BatchStore } from './batch-store.js';
 import { nextTurn } from '../util/steps.js';
@@ -114,13 +115,13 @@ export class MemTable {
    * rest at once (the slices then find nothing left to do). Rows an index holds beyond `visible`
    * are not read, so the partial state between slices is never seen.
    */
-  indexInSlices(end: number, offThread: OffThreadEncode | undefined, sliceRows: number): Promise<void> {
+  indexInSlices(end: number, offThread: OffThreadEncode | undefined, sliceRows: number, tokenize?: OffThreadTokenize): Promise<void> {
     this.slicing = this.slicing.then(async () => {
       const store = this.store;
       if (offThread && this.indexes && this.indexed < end) {
         const batches = store.range(this.indexed, end);
         if (this.indexedPart > 0) batches[0] = batches[0]!.slice(this.indexedPart);
-        this.indexes.queueCodesAhead(batches, offThread);
+        this.indexes.queueCodesAhead(batches, offThread, tokenize);
       }
       while (this.indexes && this.indexed < end) {
         const slice: RecordBatch[] = [];

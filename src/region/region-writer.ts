@@ -47,6 +47,7 @@ import type { RegionWriterConfig } from './writer-config.js';
 import { type Runtime, runtimeUuid, systemRuntime, type TimerHandle, sleep } from '../util/runtime.js';
 import type { OffThreadEncode } from '../index/vector/code-queue.js';
 import { encodeOffThread } from '../index/vector/encode-worker.js';
+import { type OffThreadTokenize, tokenizeOffThread } from '../index/fts/tokenize-worker.js';
 
 export interface RegionWriterOptions {
   store: ObjectStore;
@@ -59,8 +60,9 @@ export interface RegionWriterOptions {
   /** Clock, timers and randomness (the simulation injects its own). */
   runtime: Runtime;
   /**
-   * Whether IVF-PQ codes of written rows may be computed on the encode worker thread while the
-   * WAL entry is written (default: with the system runtime). A simulated runtime keeps all work
+   * Whether IVF-PQ codes of written rows may be computed on the encode worker thread, and their
+   * full-text rows tokenized on the tokenize worker, while the WAL entry is written (default:
+   * with the system runtime). A simulated runtime keeps all work
    * on its own seeded event loop, which a worker's replies would escape.
    */
   offThreadEncoding?: boolean;
@@ -116,6 +118,8 @@ export class RegionWriter {
   private readonly limits: MemTableLimits;
   /** Where IVF-PQ codes of written rows are computed besides this thread (undefined: here only). */
   private readonly offThread: OffThreadEncode | undefined;
+  /** Full-text rows tokenized on the tokenize worker (with `offThread`: the same switch). */
+  private readonly tokenize: OffThreadTokenize | undefined;
   readonly stats: RegionWriterStats;
 
   private constructor(
@@ -129,6 +133,7 @@ export class RegionWriter {
     const c = opts.config;
     this.limits = { maxBytes: c.maxMemtableSize, maxRows: c.maxMemtableRows, maxBatches: c.maxMemtableBatches };
     this.offThread = (opts.offThreadEncoding ?? opts.runtime === systemRuntime) ? encodeOffThread : undefined;
+    this.tokenize = this.offThread ? tokenizeOffThread : undefined;
     this.stats = { epoch: claimed.writerEpoch, writerId: claimed.writerId, state: 'open', walEntries: 0, walBytes: 0, generationsFlushed: 0, replayedEntries: 0, replayPeakUnflushedBytes: 0, backpressureWaits: 0 };
   }
 
@@ -352,7 +357,7 @@ export class RegionWriter {
     // each wait for a turn) while the rows are indexed, instead of after: an unsliced 1000-row
     // put left ~6 ms of its write to run after the indexing.
     const slice = this.opts.config.indexSliceRows;
-    const indexed = mt.rowCount - mt.store.rowsBefore(start) > slice ? mt.indexInSlices(end, this.offThread, slice) : undefined;
+    const indexed = mt.rowCount - mt.store.rowsBefore(start) > slice ? mt.indexInSlices(end, this.offThread, slice, this.tokenize) : undefined;
     if (!indexed) mt.indexUpTo(end, this.offThread);
     durable.then(
       (r) => {

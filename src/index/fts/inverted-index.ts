@@ -122,6 +122,7 @@ import { hashAsciiWord, hashSpan, WordTable } from './word-table.js';
 import { SharedLexicon } from './shared-lexicon.js';
 import { FuzzyMatcher, charMask, mayBeWithin } from './fuzzy.js';
 import { RowTerms } from './row-terms.js';
+import type { LexiconMirror, TokenizedRows } from './row-tokens.js';
 import { runSteps } from '../../util/steps.js';
 import { sortStringsSteps } from '../../util/sort-strings.js';
 import { MAP_ENTRY, OBJECT, SIZED_PARTS, SLOT, STRING, type SizedParts } from '../../util/memory-estimate.js';
@@ -510,6 +511,14 @@ export class InvertedIndex {
    * (a sidecar, a remap) or the lexicon started over; reads then go through `termIds`.
    */
   private lexComplete = true;
+  /**
+   * `addTokenized`: lexicon id of the mirrored (another thread's) lexicon → 1 + this index's
+   * term id (0: not looked up yet), for mirror generation `remoteGen`. Term ids here never
+   * change, so it survives this thread's lexicon starting over.
+   */
+  private remoteOf: Int32Array = new Int32Array(0);
+  private remoteMirror: LexiconMirror | null = null;
+  private remoteGen = -1;
   /** Characters of all terms (for `SIZED_PARTS`: the dictionary sized without walking it). */
   private termChars = 0;
   /** Per term, views of its postings and token positions, made when first read (`postOf`, `tokOf`); undefined until then. */
@@ -807,6 +816,73 @@ export class InvertedIndex {
       }
     }
     if (!defer) this.flush();
+  }
+
+  /**
+   * `add` for rows tokenized on another thread (`tokenizeRows` in row-tokens.ts) as ids of the
+   * lexicon `mirror` copies (fed with `rows` already): the same rows, terms and term ids as
+   * `add` of their texts. `defer` as in `add`.
+   */
+  addTokenized(firstPosition: number, rows: TokenizedRows, mirror: LexiconMirror, defer = false): void {
+    this.packed = null;
+    if (!Number.isSafeInteger(firstPosition) || firstPosition < 0) {
+      throw new RangeError(`firstPosition must be a non-negative integer, got ${firstPosition}`);
+    }
+    if (this.base >= 0 && firstPosition < this.base + this.span) {
+      throw new RangeError(`rows must be appended in increasing position order: got ${firstPosition}, next expected ≥ ${this.base + this.span}`);
+    }
+    if (!mirror.serves(rows)) throw new Error('internal: tokenized rows read through a mirror that was not fed with them');
+    if (this.remoteMirror !== mirror || this.remoteGen !== mirror.generation) {
+      this.remoteMirror = mirror;
+      this.remoteGen = mirror.generation;
+      this.remoteOf.fill(0);
+    }
+    this.reserveTerms(this.termStr.length);
+    const { docLen, tokTerm, tokPos } = rows;
+    const count = docLen.length;
+    this.reserveRows(firstPosition, count);
+    let k = 0;
+    for (let i = 0; i < count; i++) {
+      const pos = firstPosition + i;
+      const dl = docLen[i]!;
+      if (dl < 0) {
+        this.addRow(pos, -1);
+        continue;
+      }
+      let n = this.nTok;
+      if (n + dl > this.bTerm.length) this.growBuffer(n + dl);
+      const bTerm = this.bTerm;
+      const bPos = this.bPos;
+      const bDoc = this.bDoc;
+      for (const end = k + dl; k < end; k++) {
+        const g = tokTerm[k]!;
+        const remote = this.remoteOf;
+        const l = g < remote.length ? remote[g]! : 0;
+        const id = l !== 0 ? l - 1 : this.remoteLocal(g, mirror);
+        bTerm[n] = id;
+        bPos[n] = tokPos[k]!;
+        bDoc[n] = pos;
+        n++;
+        if (this.bCount[id]++ === 0) this.bBits[id >>> 5] = this.bBits[id >>> 5]! | (1 << (id & 31));
+      }
+      this.nTok = n;
+      this.addRow(pos, dl);
+    }
+    if (!defer) this.flush();
+  }
+
+  /** Term id here of mirrored lexicon id `g` (added when new, through this thread's lexicon as `add` would). */
+  private remoteLocal(g: number, mirror: LexiconMirror): number {
+    const gl = this.lexicon.idOf(mirror.term(g));
+    this.checkLexEpoch();
+    const id = this.localId(gl);
+    if (g >= this.remoteOf.length) {
+      const next = new Int32Array(Math.max(2 * this.remoteOf.length, g + 1, 1024));
+      next.set(this.remoteOf);
+      this.remoteOf = next;
+    }
+    this.remoteOf[g] = id + 1;
+    return id;
   }
 
   private reserveRows(firstPosition: number, n: number): void {

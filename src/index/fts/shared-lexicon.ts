@@ -78,6 +78,11 @@ export class SharedLexicon {
     return this.ids.get(term);
   }
 
+  /** The terms of lexicon ids from `g` on (current epoch), in id order. */
+  termsFrom(g: number): string[] {
+    return this.terms.slice(g);
+  }
+
   /** The term of lexicon id `g` (of the current epoch). */
   term(g: number): string {
     return this.terms[g]!;

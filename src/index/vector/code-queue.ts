@@ -36,7 +36,19 @@ interface CodesJob {
   done: boolean;
 }
 
-type Entry = CodesJob | { after: () => void };
+/**
+ * A job of another kind (full-text rows tokenized elsewhere): `apply(result)` in turn, with
+ * undefined when the result did not come (the job then does its work on this thread).
+ */
+interface OtherJob {
+  apply: (result: unknown) => void;
+  result: unknown;
+  /** The result came, or will not. */
+  ready: boolean;
+  done: boolean;
+}
+
+type Entry = CodesJob | OtherJob | { after: () => void };
 
 export class CodeQueue {
   private entries: Entry[] = [];
@@ -78,6 +90,34 @@ export class CodeQueue {
     return true;
   }
 
+  /**
+   * Adds a job of another kind that must take its turn among the chunks (its index takes rows
+   * in position order): `apply(result)` once everything before it is applied and `away` has
+   * settled — `apply(undefined)` when it failed, or at once when there is no `away` and the
+   * queue is idle.
+   */
+  addJob<T>(away: Promise<T> | undefined, apply: (result: T | undefined) => void): void {
+    if (away === undefined && this.idle) {
+      apply(undefined);
+      return;
+    }
+    const job: OtherJob = { apply: apply as (r: unknown) => void, result: undefined, ready: away === undefined, done: false };
+    this.entries.push(job);
+    away?.then(
+      (r) => {
+        if (job.done) return;
+        job.result = r;
+        job.ready = true;
+        this.drain();
+      },
+      () => {
+        if (job.done) return;
+        job.ready = true;
+        this.drain();
+      },
+    );
+  }
+
   /** Runs `fn` once every chunk submitted so far is applied (now, when the queue is idle). */
   whenApplied(fn: () => void): void {
     if (this.idle) fn();
@@ -89,6 +129,7 @@ export class CodeQueue {
     while (this.head < this.entries.length) {
       const e = this.entries[this.head++];
       if ('after' in e) e.after();
+      else if ('apply' in e) applyOther(e);
       else apply(e);
     }
     this.reset();
@@ -101,6 +142,10 @@ export class CodeQueue {
       if ('after' in e) {
         this.head++;
         e.after();
+      } else if ('apply' in e) {
+        if (!e.ready) return;
+        this.head++;
+        applyOther(e);
       } else if (e.rows !== undefined) {
         this.head++;
         apply(e);
@@ -121,4 +166,11 @@ function apply(job: CodesJob): void {
   job.done = true;
   job.index.applyEncoded(job.rows ?? IvfPqEncoder.of(job.index.model).encode(job.chunk));
   job.rows = undefined;
+}
+
+function applyOther(job: OtherJob): void {
+  job.done = true;
+  const r = job.result;
+  job.result = undefined;
+  job.apply(r);
 }
