@@ -10,7 +10,7 @@
 import test from 'ava';
 import { type Data, makeVector, Table, tableToIPC, Utf8, vectorFromArray } from 'apache-arrow';
 import { InvertedIndex } from '../../src/index/fts/inverted-index.js';
-import { LexiconMirror, tokenizeRows } from '../../src/index/fts/row-tokens.js';
+import { LexiconMirror, tokenizeRows, utf8Rows } from '../../src/index/fts/row-tokens.js';
 import { SharedLexicon } from '../../src/index/fts/shared-lexicon.js';
 import type { OffThreadTokenize, TokenizedElsewhere } from '../../src/index/fts/tokenize-worker.js';
 import { resolveTokenizerOptions } from '../../src/index/fts/tokenizer.js';
@@ -42,15 +42,7 @@ function batchOf(rng: Rng, first: number, n: number) {
   return schema.normalize(table);
 }
 
-const rowsOf = (d: Data<Utf8>) => {
-  let validity: Uint8Array | null = null;
-  if (d.nullCount > 0) {
-    validity = new Uint8Array((d.length + 7) >>> 3);
-    for (let i = 0; i < d.length; i++) if (d.getValid(i)) validity[i >>> 3]! |= 1 << (i & 7);
-  }
-  const from = d.valueOffsets[0]!;
-  return { values: d.values.subarray(from, d.valueOffsets[d.length]!), offsets: Int32Array.from(d.valueOffsets.subarray(0, d.length + 1), (o) => o - from), validity, count: d.length };
-};
+const rowsOf = (d: Data<Utf8>) => utf8Rows(d, false);
 
 /**
  * A tokenize worker the schedule drives: answers in the order asked (as one worker thread does),

@@ -16,6 +16,7 @@
  * lookup of its string. The index it builds is the one `add` builds, term ids and sidecar bytes
  * included (test/index/fts/row-tokens.test.ts).
  */
+import type { Data, Utf8 } from 'apache-arrow';
 import { SharedLexicon } from './shared-lexicon.js';
 import { asciiWordString, isAsciiBytes, scanAsciiWords, scanWordSpans, analyzeWord, type TokenizerOptions, WordSpans } from './tokenizer.js';
 
@@ -41,6 +42,26 @@ export interface Utf8Rows {
   /** Row i is null when bit i is clear (LSB first); null: no nulls. */
   readonly validity: Uint8Array | null;
   readonly count: number;
+}
+
+/**
+ * The rows of an Arrow Utf8 chunk (a slice too) as `Utf8Rows`: offsets re-based to 0, validity
+ * bits from bit 0 when it has nulls. With `copy` the bytes and offsets are buffers of their own
+ * (to be transferred to another thread); else the bytes are a view of the chunk's.
+ */
+export function utf8Rows(d: Data<Utf8>, copy: boolean): Utf8Rows {
+  const n = d.length;
+  const src = d.valueOffsets;
+  const from = src[0]!;
+  const offsets = new Int32Array(n + 1);
+  for (let i = 0; i <= n; i++) offsets[i] = src[i]! - from;
+  const values = copy ? d.values.slice(from, src[n]!) : d.values.subarray(from, src[n]!);
+  let validity: Uint8Array | null = null;
+  if (d.nullCount > 0) {
+    validity = new Uint8Array((n + 7) >>> 3);
+    for (let i = 0; i < n; i++) if (d.getValid(i)) validity[i >>> 3]! |= 1 << (i & 7);
+  }
+  return { values, offsets, validity, count: n };
 }
 
 const decoder = new TextDecoder();

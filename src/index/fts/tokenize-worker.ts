@@ -23,7 +23,7 @@
 import { type Data, type Utf8 } from 'apache-arrow';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { SingleWorker } from '../../util/single-worker.js';
-import { LexiconMirror, tokenizeRows, type TokenizedRows } from './row-tokens.js';
+import { LexiconMirror, tokenizeRows, type TokenizedRows, utf8Rows } from './row-tokens.js';
 import { resolveTokenizerOptions, type ResolvedTokenizerOptions, type TokenizerOptions } from './tokenizer.js';
 
 /** Marks the worker's `workerData`, so importing this file in some other worker does nothing. */
@@ -94,8 +94,8 @@ export const tokenizeOffThread: OffThreadTokenize = (options, data) => {
   const key = `${o.stem}|${o.stopWords}|${o.maxTokenLength}`;
   let mirror = mirrors.get(key);
   if (mirror === undefined) mirrors.set(key, (mirror = new LexiconMirror()));
-  const { values, offsets, validity } = copyRows(data);
-  const request: Request = { id: worker.newId(), source, options: o, values, offsets, validity, count: data.length };
+  const { values, offsets, validity, count } = utf8Rows(data, true);
+  const request: Request = { id: worker.newId(), source, options: o, values, offsets, validity, count };
   let reply: Promise<Exclude<Reply, { ready: true }>>;
   try {
     reply = worker.post(request, [values.buffer as ArrayBuffer, offsets.buffer as ArrayBuffer]);
@@ -121,22 +121,6 @@ export const tokenizeOffThread: OffThreadTokenize = (options, data) => {
     },
   );
 };
-
-/** The chunk's text bytes and offsets (re-based to 0) in buffers of their own, and its validity bits (bit i: row i) when it has nulls. */
-function copyRows(d: Data<Utf8>): { values: Uint8Array; offsets: Int32Array; validity: Uint8Array | null } {
-  const n = d.length;
-  const src = d.valueOffsets;
-  const from = src[0]!;
-  const offsets = new Int32Array(n + 1);
-  for (let i = 0; i <= n; i++) offsets[i] = src[i]! - from;
-  const values = d.values.slice(from, src[n]!);
-  let validity: Uint8Array | null = null;
-  if (d.nullCount > 0) {
-    validity = new Uint8Array((n + 7) >>> 3);
-    for (let i = 0; i < n; i++) if (d.getValid(i)) validity[i >>> 3]! |= 1 << (i & 7);
-  }
-  return { values, offsets, validity };
-}
 
 let warned = false;
 function warnOnce(reason: string): void {

@@ -8,7 +8,7 @@
 import test from 'ava';
 import { type Data, makeData, tableToIPC, Utf8, vectorFromArray } from 'apache-arrow';
 import { InvertedIndex } from '../../../src/index/fts/inverted-index.js';
-import { LexiconMirror, tokenizeRows, type TokenizedRows } from '../../../src/index/fts/row-tokens.js';
+import { LexiconMirror, tokenizeRows, utf8Rows, type TokenizedRows } from '../../../src/index/fts/row-tokens.js';
 import { SharedLexicon } from '../../../src/index/fts/shared-lexicon.js';
 import { setTokenizeWorkerEnabled, tokenizeOffThread, tokenizeWorkerReady, tokenizeWorkerStats } from '../../../src/index/fts/tokenize-worker.js';
 import { resolveTokenizerOptions, type TokenizerOptions } from '../../../src/index/fts/tokenizer.js';
@@ -37,15 +37,7 @@ function utf8(values: readonly (string | null)[]): Data<Utf8> {
   return vectorFromArray(values, new Utf8()).data[0]!;
 }
 
-const rowsOf = (d: Data<Utf8>) => {
-  let validity: Uint8Array | null = null;
-  if (d.nullCount > 0) {
-    validity = new Uint8Array((d.length + 7) >>> 3);
-    for (let i = 0; i < d.length; i++) if (d.getValid(i)) validity[i >>> 3]! |= 1 << (i & 7);
-  }
-  const from = d.valueOffsets[0]!;
-  return { values: d.values.subarray(from, d.valueOffsets[d.length]!), offsets: Int32Array.from(d.valueOffsets.subarray(0, d.length + 1), (o) => o - from), validity, count: d.length };
-};
+const rowsOf = (d: Data<Utf8>) => utf8Rows(d, false);
 
 const sidecar = (index: InvertedIndex) => tableToIPC(index.toArrow());
 

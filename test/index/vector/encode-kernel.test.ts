@@ -8,14 +8,13 @@
 import test from 'ava';
 import { tableToIPC } from 'apache-arrow';
 import { assembleSimdKernels } from '../../../scripts/gen-simd-wasm.js';
-import { l2Between } from '../../../src/index/vector/distance.js';
 import { IvfPqIndex } from '../../../src/index/vector/ivf-pq-index.js';
 import { PQ_CODEWORDS, trainIvfPq, type IvfPqModel } from '../../../src/index/vector/ivf-pq-model.js';
-import { kmeans, NearestCentroids, nearestSmall, nearestStats, Rng, setKmeansBoundsEnabled, squaredNorms } from '../../../src/index/vector/kmeans.js';
+import { kmeans, NearestCentroids, nearestStats, Rng, setKmeansBoundsEnabled, squaredNorms } from '../../../src/index/vector/kmeans.js';
 import { SIMD_KERNELS_WASM_BASE64 } from '../../../src/index/vector/simd-kernels.wasm.js';
 import { setSimdKernelsEnabled, simdAvailable, stageRows, STAGE_ROWS } from '../../../src/index/vector/simd-kernels.js';
 import { VectorSource } from '../../../src/index/vector/vector-source.js';
-import { chunksOf, clusteredVectors, queriesNear } from './fixtures.js';
+import { chunksOf, clusteredVectors, queriesNear, refNearest, tiedData } from './fixtures.js';
 
 function withSimd<T>(on: boolean, fn: () => T): T {
   const prev = setSimdKernelsEnabled(on);
@@ -24,21 +23,6 @@ function withSimd<T>(on: boolean, fn: () => T): T {
   } finally {
     setSimdKernelsEnabled(prev);
   }
-}
-
-/** The exact reference: smallest reference distance, lowest index on ties. */
-function refNearest(x: Float32Array, xo: number, c: Float32Array, norms: Float64Array, k: number, dim: number): number {
-  if (dim <= 16) return nearestSmall(x, xo, c, norms, k, dim);
-  let best = 0;
-  let bestD = Infinity;
-  for (let j = 0; j < k; j++) {
-    const d = l2Between(x, xo, c, j * dim, dim);
-    if (d < bestD) {
-      bestD = d;
-      best = j;
-    }
-  }
-  return best;
 }
 
 /** nearestMany with the kernel, without it, and the reference, for n rows of x (stride dim). */
@@ -103,22 +87,9 @@ test('exact ties go to the lowest index, near ties to the exact nearest (re-chec
   const rng = new Rng(5);
   const before = nearestStats.rechecked;
   for (const [k, dim] of [[64, 8], [64, 16], [48, 24], [200, 128]] as const) {
-    // Small integer coordinates and duplicated centroids: many rows are equidistant from
-    // several centroids, so only the tie rule decides.
-    const c = Float32Array.from({ length: k * dim }, () => rng.int(5) - 2);
-    for (let j = 1; j < k; j += 3) c.copyWithin(j * dim, (j - 1) * dim, j * dim);
+    // Many rows equidistant from several centroids, so only the tie rule decides.
     const n = 300;
-    const x = Float32Array.from({ length: n * dim }, () => rng.int(5) - 2);
-    // Midpoints of two centroids, exact (halves of small integers) and one ulp off.
-    for (let i = 0; i < 100; i++) {
-      const a = rng.int(k);
-      const b = rng.int(k);
-      for (let d = 0; d < dim; d++) {
-        let v = (c[a * dim + d] + c[b * dim + d]) / 2;
-        if (i % 2 === 1 && d === 0) v = Math.fround(v + (v === 0 ? 1e-7 : v * 2 ** -23));
-        x[i * dim + d] = v;
-      }
-    }
+    const { c, x } = tiedData(rng, k, dim, n);
     const r = threeWays(c, k, dim, x, n);
     t.deepEqual(r.simd, r.ref, `kernel k=${k} dim=${dim}`);
     t.deepEqual(r.js, r.ref, `js k=${k} dim=${dim}`);

@@ -10,7 +10,8 @@
  *
  * `queriesNear`: data rows picked at random plus a little Gaussian noise.
  */
-import { Rng } from '../../../src/index/vector/kmeans.js';
+import { nearestSmall, Rng } from '../../../src/index/vector/kmeans.js';
+import { l2Between } from '../../../src/index/vector/distance.js';
 import { type Metric, vectorNorm } from '../../../src/index/vector/distance.js';
 import type { KnnResult } from '../../../src/index/vector/flat-knn.js';
 
@@ -128,4 +129,40 @@ export function chunksOf(data: Float32Array, dim: number, chunkRows: number, fir
     out.push({ start: first + s, count, data: data.subarray(s * dim, (s + count) * dim), validity: null, bitOffset: 0 });
   }
   return out;
+}
+
+/**
+ * Centroids and rows built for ties (the nearest-centroid kernels' hardest case): small integer
+ * coordinates, every third centroid a copy of the one before, and the first 100 rows midpoints
+ * of two centroids — exact in even rows, one ulp off in one coordinate in odd ones.
+ */
+export function tiedData(rng: Rng, k: number, dim: number, n: number): { c: Float32Array; x: Float32Array } {
+  const c = Float32Array.from({ length: k * dim }, () => rng.int(5) - 2);
+  for (let j = 1; j < k; j += 3) c.copyWithin(j * dim, (j - 1) * dim, j * dim);
+  const x = Float32Array.from({ length: n * dim }, () => rng.int(5) - 2);
+  for (let i = 0; i < Math.min(100, n); i++) {
+    const a = rng.int(k);
+    const b = rng.int(k);
+    for (let d = 0; d < dim; d++) {
+      let v = (c[a * dim + d]! + c[b * dim + d]!) / 2;
+      if (i % 2 === 1 && d === 0) v = Math.fround(v + (v === 0 ? 1e-7 : v * 2 ** -23));
+      x[i * dim + d] = v;
+    }
+  }
+  return { c, x };
+}
+
+/** The exact reference: smallest reference distance, lowest index on ties. */
+export function refNearest(x: Float32Array, xo: number, c: Float32Array, norms: Float64Array, k: number, dim: number): number {
+  if (dim <= 16) return nearestSmall(x, xo, c, norms, k, dim);
+  let best = 0;
+  let bestD = Infinity;
+  for (let j = 0; j < k; j++) {
+    const d = l2Between(x, xo, c, j * dim, dim);
+    if (d < bestD) {
+      bestD = d;
+      best = j;
+    }
+  }
+  return best;
 }

@@ -9,7 +9,6 @@
  * margin itself checked against exactly computed values.
  */
 import test from 'ava';
-import { l2Between } from '../../../src/index/vector/distance.js';
 import { NearestCentroids, nearestStats, Rng, squaredNorms } from '../../../src/index/vector/kmeans.js';
 import {
   argminStaged16,
@@ -22,7 +21,7 @@ import {
   stageRows16,
   STAGE_ROWS,
 } from '../../../src/index/vector/simd-kernels.js';
-import { clusteredVectors } from './fixtures.js';
+import { clusteredVectors, refNearest, tiedData } from './fixtures.js';
 
 function withSetting<T>(set: (on: boolean) => boolean, on: boolean, fn: () => T): T {
   const prev = set(on);
@@ -31,20 +30,6 @@ function withSetting<T>(set: (on: boolean) => boolean, on: boolean, fn: () => T)
   } finally {
     set(prev);
   }
-}
-
-/** The exact reference: smallest float64 distance, lowest index on ties. */
-function refNearest(x: Float32Array, xo: number, c: Float32Array, k: number, dim: number): number {
-  let best = 0;
-  let bestD = Infinity;
-  for (let j = 0; j < k; j++) {
-    const d = l2Between(x, xo, c, j * dim, dim);
-    if (d < bestD) {
-      bestD = d;
-      best = j;
-    }
-  }
-  return best;
 }
 
 interface Ways {
@@ -71,7 +56,8 @@ function fourWays(c: Float32Array, k: number, dim: number, x: Float32Array, n: n
   const f32 = withSetting(setInt16KernelEnabled, false, run);
   const js = withSetting(setSimdKernelsEnabled, false, run);
   const ref = new Int32Array(n);
-  for (let i = 0; i < n; i++) ref[i] = refNearest(x, i * dim, c, k, dim);
+  const norms = squaredNorms(c, k, dim);
+  for (let i = 0; i < n; i++) ref[i] = refNearest(x, i * dim, c, norms, k, dim);
   return { int16, f32, js, ref, int16Rows };
 }
 
@@ -126,21 +112,8 @@ test('ties and near ties under the coarser 16-bit margin are re-checked to the e
   const rng = new Rng(13);
   const before = nearestStats.rechecked;
   for (const [k, dim] of [[64, 32], [200, 128], [48, 63]] as const) {
-    // Small integer coordinates and duplicated centroids: many rows equidistant from several.
-    const c = Float32Array.from({ length: k * dim }, () => rng.int(5) - 2);
-    for (let j = 1; j < k; j += 3) c.copyWithin(j * dim, (j - 1) * dim, j * dim);
     const n = 300;
-    const x = Float32Array.from({ length: n * dim }, () => rng.int(5) - 2);
-    for (let i = 0; i < 100; i++) {
-      // Midpoints of two centroids: exact, and one ulp off in one coordinate.
-      const a = rng.int(k);
-      const b = rng.int(k);
-      for (let d = 0; d < dim; d++) {
-        let v = (c[a * dim + d] + c[b * dim + d]) / 2;
-        if (i % 2 === 1 && d === 0) v = Math.fround(v + (v === 0 ? 1e-7 : v * 2 ** -23));
-        x[i * dim + d] = v;
-      }
-    }
+    const { c, x } = tiedData(rng, k, dim, n);
     const w = fourWays(c, k, dim, x, n);
     t.is(w.int16Rows, n);
     t.deepEqual(w.int16, w.ref, `k=${k} dim=${dim}`);
@@ -217,7 +190,8 @@ test('the 16-bit path switched off between staging and judging still answers exa
   const before = nearestStats.int16Rows;
   withSetting(setInt16KernelEnabled, false, () => nc.nearestMany(x, 0, dim, STAGE_ROWS, out, 0, 1, staged));
   t.is(nearestStats.int16Rows, before, 'the f32 kernel judged them');
-  for (let i = 0; i < STAGE_ROWS; i++) t.is(out[i], refNearest(x, i * dim, c, k, dim));
+  const norms = squaredNorms(c, k, dim);
+  for (let i = 0; i < STAGE_ROWS; i++) t.is(out[i], refNearest(x, i * dim, c, norms, k, dim));
   nc.dispose();
 });
 
