@@ -873,7 +873,7 @@ export class InvertedIndex {
 
   /** Term id here of mirrored lexicon id `g` (added when new, through this thread's lexicon as `add` would). */
   private remoteLocal(g: number, mirror: LexiconMirror): number {
-    const gl = this.lexicon.idOf(mirror.term(g));
+    const gl = mirror.localId(g, this.lexicon);
     this.checkLexEpoch();
     const id = this.localId(gl);
     if (g >= this.remoteOf.length) {

@@ -180,4 +180,40 @@ export class LexiconMirror {
     if (t === undefined) throw new Error(`internal: lexicon id ${g} not received`);
     return t;
   }
+
+  /** Mirrored id → 1 + id in `local` (this thread's lexicon, epoch `localEpoch`); 0: not looked up. */
+  private localIds = new Int32Array(0);
+  private localLexicon: SharedLexicon | null = null;
+  private localEpoch = -1;
+  private localGen = -1;
+
+  /**
+   * The id in `local` (this thread's lexicon of the same configuration) of mirrored id `g`: its
+   * term looked up there once for every index that reads through this mirror (each new
+   * MemTable's index meets every term again). May make `local` start over (check its epoch).
+   */
+  localId(g: number, local: SharedLexicon): number {
+    if (local !== this.localLexicon || local.epoch !== this.localEpoch || this.generation !== this.localGen) {
+      this.localLexicon = local;
+      this.localEpoch = local.epoch;
+      this.localGen = this.generation;
+      this.localIds.fill(0);
+    }
+    const ids = this.localIds;
+    const l = g < ids.length ? ids[g]! : 0;
+    if (l !== 0) return l - 1;
+    const gl = local.idOf(this.term(g));
+    if (local.epoch !== this.localEpoch) {
+      // It started over: every id remembered is of the old epoch.
+      this.localEpoch = local.epoch;
+      this.localIds.fill(0);
+    }
+    if (g >= this.localIds.length) {
+      const next = new Int32Array(Math.max(2 * this.localIds.length, g + 1, 1024));
+      next.set(this.localIds);
+      this.localIds = next;
+    }
+    this.localIds[g] = gl + 1;
+    return gl;
+  }
 }
