@@ -97,15 +97,26 @@ function tokenizeIn(lexicon: SharedLexicon, rows: Utf8Rows): { docLen: Int32Arra
   const maxTokenLength = lexicon.options.maxTokenLength;
   const words = lexicon.words;
   const docLen = new Int32Array(count);
-  // A token per two bytes of text is the most there can be (a word character and a separator).
-  const cap = ((offsets[count]! - offsets[0]!) >>> 1) + count;
-  const tokTerm = new Uint32Array(cap);
-  const tokPos = new Uint32Array(cap);
+  // ASCII text holds at most a token per two bytes (a word character and a separator); other
+  // text may hold more after NFKC (¼ → 1⁄4: two words from two bytes), so the arrays grow.
+  let tokTerm = new Uint32Array(((offsets[count]! - offsets[0]!) >>> 1) + count);
+  let tokPos = new Uint32Array(tokTerm.length);
+  const room = (need: number): void => {
+    if (need <= tokTerm.length) return;
+    const cap = Math.max(need, 2 * tokTerm.length);
+    const t = new Uint32Array(cap);
+    t.set(tokTerm);
+    tokTerm = t;
+    const p = new Uint32Array(cap);
+    p.set(tokPos);
+    tokPos = p;
+  };
   const spans = new WordSpans();
   let n = 0;
   const emit = (s: string, start: number, end: number, p: number): void => {
     const t = analyzeWord(s.slice(start, end), lexicon.options);
     if (t === null) return;
+    room(n + 1);
     tokTerm[n] = lexicon.idOf(t);
     tokPos[n++] = p;
   };
@@ -120,6 +131,7 @@ function tokenizeIn(lexicon: SharedLexicon, rows: Utf8Rows): { docLen: Int32Arra
     if (isAsciiBytes(values, from, to)) {
       spans.count = 0;
       scanAsciiWords(values, from, to, maxTokenLength, spans);
+      room(n + spans.count);
       const data = spans.data;
       for (let k = 0; k < 4 * spans.count; k += 4) {
         const w0 = data[k]!;

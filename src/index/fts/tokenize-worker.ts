@@ -2,7 +2,7 @@
  * Full-text tokenizing off the event loop (issue 7): `tokenizeOffThread(options, data)` runs
  * `tokenizeRows` (row-tokens.ts) on a chunk of Utf8 rows in a worker thread, so the write path's
  * main thread only maps the tokens' lexicon ids to its index's term ids and moves them into the
- * postings (`InvertedIndex.addTokenized`), ~35 % of what `add` costs there; finding, lower-casing,
+ * postings (`InvertedIndex.addTokenized`), about half of what `add` costs there; finding, lower-casing,
  * stemming and looking up each word happens here, overlapping the WAL write and the other
  * indexes' work (like IVF-PQ encoding: encode-worker.ts, whose shape this file follows).
  *

@@ -14,7 +14,7 @@ import { setTokenizeWorkerEnabled, tokenizeOffThread, tokenizeWorkerReady, token
 import { resolveTokenizerOptions, type TokenizerOptions } from '../../../src/index/fts/tokenizer.js';
 import { Rng } from '../../../src/index/vector/kmeans.js';
 
-const WORDS = ['the', 'Quick', 'brown', 'fox', 'jumps', 'over', 'lazy', 'dogs', 'running', 'runner', 'ran', 'and', 'of', 'a', 'database', 'databases', 'vector', 'Vectors', 'café', 'naïve', 'Straße', '東京', 'ÅNGSTRÖM', 'supercalifragilistic', 'extraordinarily', 'x1', '42', 'r2d2', 'emoji😀word', 'internationalization'];
+const WORDS = ['the', 'Quick', 'brown', 'fox', 'jumps', 'over', 'lazy', 'dogs', 'running', 'runner', 'ran', 'and', 'of', 'a', 'database', 'databases', 'vector', 'Vectors', 'café', 'naïve', 'Straße', '東京', 'ÅNGSTRÖM', 'supercalifragilistic', 'extraordinarily', 'x1', '42', 'r2d2', 'emoji😀word', 'internationalization', '¼½¾¼½¾', 'ｆｕｌｌｗｉｄｔｈ', 'ﬁne'];
 
 /** Seeded texts of every kind the tokenizers meet; every tenth row null, some empty. */
 function texts(rng: Rng, n: number): (string | null)[] {
@@ -70,6 +70,13 @@ test('addTokenized builds the index add builds: term ids, sidecar bytes and sear
       t.deepEqual(byTokens.search(byTokens.parseQuery(q), { k: 10 }), byAdd.search(byAdd.parseQuery(q), { k: 10 }), `${q} ${JSON.stringify(opts)}`);
     }
   }
+});
+
+test('text that normalisation splits into more words than it has bytes / 2 (¼ → 1⁄4) loses no token', (t) => {
+  const chunks = [utf8(Array.from({ length: 50 }, (_, i) => (i % 5 ? '¼ ½ ¾ ¼ ½ ¾' : '⅓⅔ ¼ ①②③')))];
+  const { byAdd, byTokens } = bothWays(chunks, { stopWords: false });
+  t.true(byAdd.stats([]).totalTokens > 50 * 6);
+  t.deepEqual(sidecar(byTokens), sidecar(byAdd));
 });
 
 test('either lexicon starting over, between chunks or inside one, changes nothing', (t) => {
