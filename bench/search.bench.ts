@@ -41,8 +41,8 @@
  *     scalar indexes and is flushed, and is reopened with the DEFAULT writer settings for ingest:
  *     100 000 rows in 1 000-row puts, sequentially and then with 8 in flight (rows/s, put
  *     latency, generations flushed meanwhile), with the IVF-PQ model already trained and all
- *     three indexes maintained (one put first, timed on its own; every window's batches built
- *     before timing). Stalls: a 1 ms setInterval probe (the longest gap between its ticks) and
+ *     three indexes maintained (one put first, timed on its own, then the helper threads it
+ *     started are waited for; every window's batches built before timing). Stalls: a 1 ms setInterval probe (the longest gap between its ticks) and
  *     perf_hooks' monitorEventLoopDelay max, which agree.
  *  Cases 7 and 8 run in a child process of their own (WRITE_CASES_ONLY=file), as a server's
  *  writes do: what the query cases left in this heap (the largest size's rows, ~300 MB of
@@ -66,6 +66,9 @@
  * for the sizes in the existing search.json, keeping its Quiver figures) REPORT_ONLY=1 (rewrite
  * search.md from search.json).
  */
+import { encodeWorkerReady } from '../src/index/vector/encode-worker.js';
+import { tokenizeWorkerReady } from '../src/index/fts/tokenize-worker.js';
+import { fileWriteWorkerReady } from '../src/storage/file-write-worker.js';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -762,6 +765,11 @@ async function writeCases(root: string): Promise<WriteCases> {
       await ti.put(warmBatch);
       firstPutMs = performance.now() - tw;
       log(`first put after reopening (${INGEST_BATCH} rows): ${firstPutMs.toFixed(1)} ms`);
+      // The helper threads that put started (encode, tokenize, file write: each started on first
+      // use, ~1 s of CPU under tsx) are running in a server that has been writing; wait for them,
+      // so their start-up is not in the first window.
+      const ready = await Promise.all([encodeWorkerReady(), tokenizeWorkerReady(), fileWriteWorkerReady()]);
+      log(`helper threads ready (encode, tokenize, file write): ${ready.join(', ')}`);
       for (const { inflight, batches } of windows) {
         const before = Object.values(await ti.writerStats()).reduce((n, s) => n + s.generationsFlushed, 0);
         const putMs: number[] = [];
