@@ -122,7 +122,7 @@ import { hashAsciiWord, hashSpan, WordTable } from './word-table.js';
 import { SharedLexicon } from './shared-lexicon.js';
 import { FuzzyMatcher, charMask, mayBeWithin } from './fuzzy.js';
 import { RowTerms } from './row-terms.js';
-import type { LexiconMirror, TokenizedRows } from './row-tokens.js';
+import type { LexiconMirror, TokenCursor, TokenizedRows } from './row-tokens.js';
 import { runSteps } from '../../util/steps.js';
 import { sortStringsSteps } from '../../util/sort-strings.js';
 import { MAP_ENTRY, OBJECT, SIZED_PARTS, SLOT, STRING, type SizedParts } from '../../util/memory-estimate.js';
@@ -821,15 +821,19 @@ export class InvertedIndex {
   /**
    * `add` for rows tokenized on another thread (`tokenizeRows` in row-tokens.ts) as ids of the
    * lexicon `mirror` copies (fed with `rows` already): the same rows, terms and term ids as
-   * `add` of their texts. `defer` as in `add`.
+   * `add` of their texts. The chunk's row i is at position `firstPosition + i`. With `cursor`,
+   * only rows [cursor.row, end) are added and the cursor moves past them (a caller adding a
+   * chunk a piece at a time, between other work; `cursor.token` is the first token of
+   * `cursor.row`). `defer` as in `add`.
    */
-  addTokenized(firstPosition: number, rows: TokenizedRows, mirror: LexiconMirror, defer = false): void {
+  addTokenized(firstPosition: number, rows: TokenizedRows, mirror: LexiconMirror, defer = false, cursor?: TokenCursor, end = rows.docLen.length): void {
     this.packed = null;
+    const from = cursor?.row ?? 0;
     if (!Number.isSafeInteger(firstPosition) || firstPosition < 0) {
       throw new RangeError(`firstPosition must be a non-negative integer, got ${firstPosition}`);
     }
-    if (this.base >= 0 && firstPosition < this.base + this.span) {
-      throw new RangeError(`rows must be appended in increasing position order: got ${firstPosition}, next expected ≥ ${this.base + this.span}`);
+    if (this.base >= 0 && firstPosition + from < this.base + this.span) {
+      throw new RangeError(`rows must be appended in increasing position order: got ${firstPosition + from}, next expected ≥ ${this.base + this.span}`);
     }
     if (!mirror.serves(rows)) throw new Error('internal: tokenized rows read through a mirror that was not fed with them');
     if (this.remoteMirror !== mirror || this.remoteGen !== mirror.generation) {
@@ -839,10 +843,10 @@ export class InvertedIndex {
     }
     this.reserveTerms(this.termStr.length);
     const { docLen, tokTerm, tokPos } = rows;
-    const count = docLen.length;
-    this.reserveRows(firstPosition, count);
-    let k = 0;
-    for (let i = 0; i < count; i++) {
+    const to = Math.min(end, docLen.length);
+    this.reserveRows(firstPosition + from, Math.max(0, to - from));
+    let k = cursor?.token ?? 0;
+    for (let i = from; i < to; i++) {
       const pos = firstPosition + i;
       const dl = docLen[i]!;
       if (dl < 0) {
@@ -854,7 +858,7 @@ export class InvertedIndex {
       const bTerm = this.bTerm;
       const bPos = this.bPos;
       const bDoc = this.bDoc;
-      for (const end = k + dl; k < end; k++) {
+      for (const stop = k + dl; k < stop; k++) {
         const g = tokTerm[k]!;
         const remote = this.remoteOf;
         const l = g < remote.length ? remote[g]! : 0;
@@ -867,6 +871,10 @@ export class InvertedIndex {
       }
       this.nTok = n;
       this.addRow(pos, dl);
+    }
+    if (cursor) {
+      cursor.row = Math.max(from, to);
+      cursor.token = k;
     }
     if (!defer) this.flush();
   }

@@ -35,6 +35,14 @@ export interface TokenizedRows {
   readonly tokPos: Uint32Array;
 }
 
+/** Where a chunk of `TokenizedRows` is added up to (`InvertedIndex.addTokenized` a piece at a time). */
+export interface TokenCursor {
+  /** The next row of the chunk to add. */
+  row: number;
+  /** Its first token. */
+  token: number;
+}
+
 /** The Utf8 rows of one chunk: `values[offsets[i], offsets[i + 1])` is row i's text, or null. */
 export interface Utf8Rows {
   readonly values: Uint8Array;

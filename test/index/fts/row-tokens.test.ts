@@ -79,6 +79,35 @@ test('text that normalisation splits into more words than it has bytes / 2 (Â¼ â
   t.deepEqual(sidecar(byTokens), sidecar(byAdd));
 });
 
+test('a chunk added a piece at a time (a cursor) builds the same index; the rest can go through add', (t) => {
+  const rng = new Rng(31);
+  const opts = {};
+  const chunks = Array.from({ length: 4 }, () => utf8(texts(rng, 100 + rng.int(400))));
+  const byAdd = new InvertedIndex(opts);
+  const byPieces = new InvertedIndex(opts);
+  const other = new SharedLexicon(resolveTokenizerOptions(opts));
+  const mirror = new LexiconMirror();
+  let pos = 0;
+  chunks.forEach((d, c) => {
+    const tk = tokenizeRows(rowsOf(d), opts, 3, other);
+    mirror.feed(tk);
+    byAdd.add(pos, d);
+    const cursor = { row: 0, token: 0 };
+    // Pieces of 1..150 rows, tokens left buffered between them; in the last chunk the rest
+    // after a few pieces goes through `add`, as when the mirror moved on mid-chunk.
+    for (let piece = 0; cursor.row < d.length; piece++) {
+      if (c === 3 && piece === 3) {
+        byPieces.add(pos + cursor.row, d.slice(cursor.row, d.length - cursor.row));
+        break;
+      }
+      const end = Math.min(d.length, cursor.row + 1 + rng.int(150));
+      byPieces.addTokenized(pos, tk, mirror, end < d.length, cursor, end);
+    }
+    pos += d.length;
+  });
+  t.deepEqual(sidecar(byPieces), sidecar(byAdd));
+});
+
 test('either lexicon starting over, between chunks or inside one, changes nothing', (t) => {
   const rng = new Rng(9);
   const chunks = Array.from({ length: 8 }, () => utf8(texts(rng, 200)));

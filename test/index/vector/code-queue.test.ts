@@ -133,6 +133,60 @@ test('small chunks are encoded here and wait behind codes that are away', async 
   t.true(queue.idle);
 });
 
+test('answers that arrive together are applied a few milliseconds a turn, in order, callbacks in turn', async (t) => {
+  // A clock that moves 1 ms per job applied: a drain takes about four a turn, then yields.
+  let now = 0;
+  const queue = new CodeQueue(() => now);
+  const applied: number[] = [];
+  const callbacks: number[] = [];
+  const settle: (() => void)[] = [];
+  for (let j = 0; j < 20; j++) {
+    queue.addJob(new Promise<number>((resolve) => settle.push(() => resolve(j))), (r) => {
+      now += 1;
+      applied.push(r ?? -1);
+    });
+    if (j % 5 === 4) queue.whenApplied(() => callbacks.push(j));
+  }
+  for (const s of settle) s(); // every answer in at once
+  await Promise.resolve();
+  await Promise.resolve();
+  await Promise.resolve();
+  t.true(applied.length > 0 && applied.length <= 5, `one turn applied ${applied.length}`);
+  t.false(queue.idle);
+  let turns = 0;
+  while (!queue.idle) {
+    await flushMicrotasks();
+    turns++;
+  }
+  t.deepEqual(applied, Array.from({ length: 20 }, (_, j) => j), 'every job once, in order');
+  t.deepEqual(callbacks, [4, 9, 14, 19], 'each callback after the jobs before it');
+  t.true(turns >= 3, `over several turns (${turns})`);
+  // A job done a piece at a time (returning false while there is more) stays at the head: the
+  // job behind it waits, whatever the turns.
+  const order: string[] = [];
+  let pieces = 0;
+  queue.addJob(Promise.resolve(1), () => {
+    now += 2;
+    order.push(`piece ${++pieces}`);
+    return pieces === 6;
+  });
+  queue.addJob(Promise.resolve(2), () => void order.push('next'));
+  queue.whenApplied(() => order.push('after'));
+  while (!queue.idle) await flushMicrotasks();
+  t.deepEqual(order, ['piece 1', 'piece 2', 'piece 3', 'piece 4', 'piece 5', 'piece 6', 'next', 'after']);
+  // finishNow still applies everything at once.
+  const q2 = new CodeQueue(() => now);
+  const out: number[] = [];
+  const later: (() => void)[] = [];
+  for (let j = 0; j < 10; j++) q2.addJob(new Promise<void>((r) => later.push(r)), () => void ((now += 1), out.push(100 + j)));
+  q2.finishNow();
+  t.is(out.filter((v) => v >= 100).length, 10);
+  t.true(q2.idle);
+  for (const r of later) r();
+  await flushMicrotasks();
+  t.is(out.filter((v) => v >= 100).length, 10, 'late answers are not applied again');
+});
+
 test('the encode worker returns the codes this thread computes, bit for bit', async (t) => {
   t.true(await encodeWorkerReady(), 'a worker thread starts');
   const jobs0 = encodeWorkerStats.jobs;
