@@ -1,19 +1,20 @@
 /**
  * Full-text rows tokenized on one thread and indexed on another (issue 7: the main thread spent
- * about a third of a put's time finding and analysing words).
+ * about a fifth of a put's time finding and analysing words).
  *
  * `tokenizeRows` runs where the words are analysed (the tokenize worker): a chunk of Utf8 rows
  * becomes, per row, its kept tokens as ids of that thread's `SharedLexicon` (see
  * shared-lexicon.ts) with their positions — exactly the tokens `InvertedIndex.add` finds for
  * the same rows (the same scans, `analyzeWord` and stop words). Lexicon ids mean nothing to
  * another thread, so each answer also carries the terms of the ids the receiving side has not
- * been sent yet (`LexiconFeed`), and the receiving side keeps a `LexiconMirror` (id → term) per
- * tokenizer configuration. Both sides name the lexicon by `source` (the worker instance) and
+ * been sent yet, and the receiving side keeps a `LexiconMirror` (id → term) per tokenizer
+ * configuration. Both sides name the lexicon by `source` (the worker instance) and
  * epoch: a worker that restarted or a lexicon that started over begins a new mirror.
  *
  * `InvertedIndex.addTokenized` consumes `TokenizedRows` with a mirror: a token costs one array
- * lookup there (its term id in that index, by lexicon id), a term that index has not seen one
- * lookup of its string. The index it builds is the one `add` builds, term ids and sidecar bytes
+ * lookup there (its term id in that index, by lexicon id); a term that index has not seen, an
+ * array lookup in the mirror (its id in this thread's lexicon; its string is looked up there
+ * once per mirror). The index it builds is the one `add` builds, term ids and sidecar bytes
  * included (test/index/fts/row-tokens.test.ts).
  */
 import type { Data, Utf8 } from 'apache-arrow';
