@@ -30,6 +30,7 @@ import {
   type ChannelCredentials,
   type ClientDuplexStream,
   type ClientReadableStream,
+  connectivityState,
   credentials,
   makeGenericClientConstructor,
   Metadata,
@@ -226,13 +227,26 @@ export class FlightSqlClient {
     }
   }
 
-  /** Resolves once the channel is connected (an unreachable server fails here, within 10 s). */
+  /**
+   * Resolves once the channel is connected. Fails as soon as a connection attempt fails (a
+   * refused or unresolvable address: grpc-js's own waitForReady retried those until its
+   * deadline, so `quiver --connect` to a stopped server took 10 s to say so), or after
+   * `timeoutMs` without a connection (a server that does not answer).
+   */
   waitForReady(timeoutMs = 10_000): Promise<void> {
-    return new Promise((resolve, reject) =>
-      this.raw.waitForReady(Date.now() + timeoutMs, (err?: Error) =>
-        err ? reject(new QuiverError('unavailable', `cannot reach ${this.url}: ${err.message}`, { cause: err })) : resolve(),
-      ),
-    );
+    const channel = this.raw.getChannel();
+    const deadline = Date.now() + timeoutMs;
+    return new Promise((resolve, reject) => {
+      const fail = (why: string, cause?: Error): void => reject(new QuiverError('unavailable', `cannot reach ${this.url}: ${why}`, cause ? { cause } : undefined));
+      const watch = (): void => {
+        const state = channel.getConnectivityState(true);
+        if (state === connectivityState.READY) return resolve();
+        if (state === connectivityState.TRANSIENT_FAILURE) return fail('the connection failed (is the server running, and is the address right?)');
+        if (state === connectivityState.SHUTDOWN) return fail('the client was closed');
+        channel.watchConnectivityState(state, deadline, (err?: Error) => (err ? fail(`no connection within ${timeoutMs} ms`, err) : watch()));
+      };
+      watch();
+    });
   }
 
   close(): void {
