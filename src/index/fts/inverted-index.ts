@@ -123,6 +123,7 @@ import { SharedLexicon } from './shared-lexicon.js';
 import { FuzzyMatcher, charMask, mayBeWithin } from './fuzzy.js';
 import { RowTerms } from './row-terms.js';
 import type { LexiconMirror, TokenCursor, TokenizedRows } from './row-tokens.js';
+import { int32WithRoom } from '../../util/int32-room.js';
 import { runSteps } from '../../util/steps.js';
 import { sortStringsSteps } from '../../util/sort-strings.js';
 import { MAP_ENTRY, OBJECT, SIZED_PARTS, SLOT, STRING, type SizedParts } from '../../util/memory-estimate.js';
@@ -639,11 +640,7 @@ export class InvertedIndex {
     const term = this.lexicon.term(g);
     const known = this.lexComplete ? undefined : this.idOf(term);
     const id = known ?? this.termId(term, true, false, true);
-    if (g >= this.localOf.length) {
-      const next = new Int32Array(Math.max(2 * this.localOf.length, g + 1));
-      next.set(this.localOf);
-      this.localOf = next;
-    }
+    this.localOf = int32WithRoom(this.localOf, g);
     this.localOf[g] = id + 1;
     return id;
   }
@@ -884,11 +881,7 @@ export class InvertedIndex {
     const gl = mirror.localId(g, this.lexicon);
     this.checkLexEpoch();
     const id = this.localId(gl);
-    if (g >= this.remoteOf.length) {
-      const next = new Int32Array(Math.max(2 * this.remoteOf.length, g + 1, 1024));
-      next.set(this.remoteOf);
-      this.remoteOf = next;
-    }
+    this.remoteOf = int32WithRoom(this.remoteOf, g);
     this.remoteOf[g] = id + 1;
     return id;
   }

@@ -18,6 +18,7 @@
  * included (test/index/fts/row-tokens.test.ts).
  */
 import type { Data, Utf8 } from 'apache-arrow';
+import { int32WithRoom } from '../../util/int32-room.js';
 import { SharedLexicon } from './shared-lexicon.js';
 import { asciiWordString, isAsciiBytes, scanAsciiWords, scanWordSpans, analyzeWord, type TokenizerOptions, WordSpans } from './tokenizer.js';
 
@@ -203,7 +204,7 @@ export class LexiconMirror {
   }
 
   /** Mirrored id → 1 + id in `local` (this thread's lexicon, epoch `localEpoch`); 0: not looked up. */
-  private localIds = new Int32Array(0);
+  private localIds: Int32Array = new Int32Array(0);
   private localLexicon: SharedLexicon | null = null;
   private localEpoch = -1;
   private localGen = -1;
@@ -229,11 +230,7 @@ export class LexiconMirror {
       this.localEpoch = local.epoch;
       this.localIds.fill(0);
     }
-    if (g >= this.localIds.length) {
-      const next = new Int32Array(Math.max(2 * this.localIds.length, g + 1, 1024));
-      next.set(this.localIds);
-      this.localIds = next;
-    }
+    this.localIds = int32WithRoom(this.localIds, g);
     this.localIds[g] = gl + 1;
     return gl;
   }

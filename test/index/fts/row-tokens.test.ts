@@ -5,9 +5,8 @@
  * search results. Whatever the texts (ASCII, long words, stop words, non-ASCII, empty, null),
  * the tokenizer options, and wherever either lexicon starts over; and through the real worker.
  */
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import test from 'ava';
+import { runChildToExit } from '../../helpers/child-exit.js';
 import { type Data, makeData, tableToIPC, Utf8, vectorFromArray } from 'apache-arrow';
 import { InvertedIndex } from '../../../src/index/fts/inverted-index.js';
 import { LexiconMirror, tokenizeRows, utf8Rows, type TokenizedRows } from '../../../src/index/fts/row-tokens.js';
@@ -198,13 +197,7 @@ for (const [mode, expected] of [
   ['job', /indexed 3 documents, 1 job\(s\) on the worker/],
 ] as const) {
   test(`a process whose tokenize worker is idle exits on its own (${mode})`, async (t) => {
-    const child = spawn(process.execPath, ['--import=tsx', fileURLToPath(new URL('tokenize-worker-child.ts', import.meta.url)), mode], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    // Bounded: a worker that held the process open would keep it alive forever.
-    const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
-    clearTimeout(killer);
+    const { code, out } = await runChildToExit(new URL('tokenize-worker-child.ts', import.meta.url), mode);
     t.is(code, 0, 'exited by itself');
     t.regex(out, expected);
   });

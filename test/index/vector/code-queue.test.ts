@@ -5,9 +5,8 @@
  * every `whenApplied` callback runs exactly once, in submission order, when exactly the rows submitted
  * before it are indexed — checked by seeded schedules against that model, plus the real worker.
  */
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import test from 'ava';
+import { runChildToExit } from '../../helpers/child-exit.js';
 import { tableToIPC } from 'apache-arrow';
 import { CodeQueue, MIN_OFF_THREAD_ROWS, type OffThreadEncode } from '../../../src/index/vector/code-queue.js';
 import { encodeOffThread, encodeWorkerReady, encodeWorkerStats } from '../../../src/index/vector/encode-worker.js';
@@ -225,13 +224,7 @@ for (const [mode, expected] of [
   ['job', /indexed 3000 rows, 1 job\(s\) on the worker/],
 ] as const) {
   test(`a process whose encode worker is idle exits on its own (${mode})`, async (t) => {
-    const child = spawn(process.execPath, ['--import=tsx', fileURLToPath(new URL('encode-worker-child.ts', import.meta.url)), mode], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    // Bounded: a worker that held the process open would keep it alive forever.
-    const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
-    clearTimeout(killer);
+    const { code, out } = await runChildToExit(new URL('encode-worker-child.ts', import.meta.url), mode);
     t.is(code, 0, 'exited by itself');
     t.regex(out, expected);
   });

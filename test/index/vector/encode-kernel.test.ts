@@ -14,7 +14,7 @@ import { kmeans, NearestCentroids, nearestStats, Rng, setKmeansBoundsEnabled, sq
 import { SIMD_KERNELS_WASM_BASE64 } from '../../../src/index/vector/simd-kernels.wasm.js';
 import { setSimdKernelsEnabled, simdAvailable, stageRows, STAGE_ROWS } from '../../../src/index/vector/simd-kernels.js';
 import { VectorSource } from '../../../src/index/vector/vector-source.js';
-import { chunksOf, clusteredVectors, queriesNear, refNearest, tiedData } from './fixtures.js';
+import { chunksOf, clusteredVectors, queriesNear, refNearest, rowsNearCentroids, tiedData } from './fixtures.js';
 
 function withSimd<T>(on: boolean, fn: () => T): T {
   const prev = setSimdKernelsEnabled(on);
@@ -69,13 +69,7 @@ test('kernel and JS path agree with the exact reference on random data of many s
   ];
   for (const [k, dim, n] of shapes) {
     const c = Float32Array.from({ length: k * dim }, () => rng.gaussian());
-    // Rows near centroids (close calls between neighbours) and far ones.
-    const x = new Float32Array(n * dim);
-    for (let i = 0; i < n; i++) {
-      const b = rng.int(k);
-      const s = i % 3 === 0 ? 3 : 0.3;
-      for (let d = 0; d < dim; d++) x[i * dim + d] = c[b * dim + d] + s * rng.gaussian();
-    }
+    const x = rowsNearCentroids(rng, c, k, dim, n);
     const r = threeWays(c, k, dim, x, n);
     t.true(r.accelerated, `k=${k} dim=${dim} should use the kernel`);
     t.deepEqual(r.simd, r.ref, `kernel k=${k} dim=${dim}`);

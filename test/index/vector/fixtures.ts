@@ -166,3 +166,18 @@ export function refNearest(x: Float32Array, xo: number, c: Float32Array, norms: 
   }
   return best;
 }
+
+/**
+ * `n` rows near the `k` centroids `c` (dim values each): each row a random centroid plus
+ * Gaussian noise, wide (σ 3) in every third row and narrow (σ 0.3) otherwise — close calls
+ * between neighbouring centroids, and far rows.
+ */
+export function rowsNearCentroids(rng: Rng, c: Float32Array, k: number, dim: number, n: number): Float32Array {
+  const x = new Float32Array(n * dim);
+  for (let i = 0; i < n; i++) {
+    const b = rng.int(k);
+    const s = i % 3 === 0 ? 3 : 0.3;
+    for (let d = 0; d < dim; d++) x[i * dim + d] = c[b * dim + d]! + s * rng.gaussian();
+  }
+  return x;
+}

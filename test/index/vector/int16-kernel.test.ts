@@ -21,7 +21,7 @@ import {
   stageRows16,
   STAGE_ROWS,
 } from '../../../src/index/vector/simd-kernels.js';
-import { clusteredVectors, refNearest, tiedData } from './fixtures.js';
+import { clusteredVectors, refNearest, rowsNearCentroids, tiedData } from './fixtures.js';
 
 function withSetting<T>(set: (on: boolean) => boolean, on: boolean, fn: () => T): T {
   const prev = set(on);
@@ -75,12 +75,7 @@ test('matrices of 32 or more dimensions are judged by the 16-bit kernel, exactly
   ];
   for (const [k, dim, n] of shapes) {
     const c = Float32Array.from({ length: k * dim }, () => rng.gaussian());
-    const x = new Float32Array(n * dim);
-    for (let i = 0; i < n; i++) {
-      const b = rng.int(k);
-      const s = i % 3 === 0 ? 3 : 0.3;
-      for (let d = 0; d < dim; d++) x[i * dim + d] = c[b * dim + d] + s * rng.gaussian();
-    }
+    const x = rowsNearCentroids(rng, c, k, dim, n);
     const w = fourWays(c, k, dim, x, n);
     t.is(w.int16Rows, n, `k=${k} dim=${dim}: every row judged by the 16-bit kernel`);
     t.deepEqual(w.int16, w.ref, `16-bit k=${k} dim=${dim}`);
