@@ -50,6 +50,12 @@ interface KernelExports {
   row_norms(xp: number, xs: number, rows: number, n: number, outp: number): void;
 }
 
+/** A scratch block in the kernel's memory: its address and size class (0: none yet). */
+interface Block {
+  ptr: number;
+  cap: number;
+}
+
 /** The module instance plus a power-of-two free-list allocator over its memory. */
 class Kernel {
   readonly ex: KernelExports;
@@ -57,11 +63,11 @@ class Kernel {
   private readonly free = new Map<number, number[]>();
   private f32: Float32Array;
   private i32: Int32Array;
-  // Scratch: staged rows, distances, per-row results.
-  xPtr = 0;
-  xCap = 0;
-  dPtr = 0;
-  dCap = 0;
+  private i16: Int16Array;
+  private f64: Float64Array;
+  // Scratch: staged rows, distances (blocks that grow: `ensureBlock`), per-row results.
+  private readonly xBlock: Block = { ptr: 0, cap: 0 };
+  private readonly dBlock: Block = { ptr: 0, cap: 0 };
   outPtr = 0;
   /** Per staged row: the second smallest F of the last `argminStaged`. */
   secondPtr = 0;
@@ -70,8 +76,7 @@ class Kernel {
   lastKp = 0;
   // Scratch of the 16-bit path: staged i16 rows, per-row scales (f32), margins (f64; the
   // row scales while staging) and norms (two f64 a row).
-  x16Ptr = 0;
-  x16Cap = 0;
+  private readonly x16Block: Block = { ptr: 0, cap: 0 };
   scalePtr = 0;
   tolPtr = 0;
   normsPtr = 0;
@@ -89,8 +94,15 @@ class Kernel {
     this.normsPtr = this.alloc(STAGE_ROWS * 16);
   }
 
-  private i16: Int16Array;
-  private f64: Float64Array;
+  get xPtr(): number {
+    return this.xBlock.ptr;
+  }
+  get dPtr(): number {
+    return this.dBlock.ptr;
+  }
+  get x16Ptr(): number {
+    return this.x16Block.ptr;
+  }
 
   /** Views of the whole memory (rebuilt after growth). */
   views(): { f32: Float32Array; i32: Int32Array; i16: Int16Array; f64: Float64Array } {
@@ -105,16 +117,20 @@ class Kernel {
 
   /** Ensures the i16 staging block for STAGE_ROWS rows of `rowValues` values (plus slack). */
   ensureScratch16(rowValues: number): boolean {
-    const bytes = STAGE_ROWS * rowValues * 2 + 64;
-    if (bytes <= this.x16Cap) return true;
-    if (this.x16Cap > 0) this.release(this.x16Ptr, this.x16Cap);
+    return this.ensureBlock(this.x16Block, STAGE_ROWS * rowValues * 2 + 64);
+  }
+
+  /** Makes `block` at least `bytes` long (a new block; the old one freed); false when memory cannot grow. */
+  private ensureBlock(block: Block, bytes: number): boolean {
+    if (bytes <= block.cap) return true;
+    if (block.cap > 0) this.release(block.ptr, block.cap);
     const p = this.alloc(bytes);
     if (p < 0) {
-      this.x16Cap = 0;
+      block.cap = 0;
       return false;
     }
-    this.x16Ptr = p;
-    this.x16Cap = Kernel.sizeClass(bytes);
+    block.ptr = p;
+    block.cap = Kernel.sizeClass(bytes);
     return true;
   }
 
@@ -157,30 +173,9 @@ class Kernel {
 
   /** Ensures scratch for `rows` rows of `width` values and `rows × kp` distances. */
   ensureScratch(width: number, kp: number): boolean {
-    const xBytes = STAGE_ROWS * width * 4;
-    if (xBytes > this.xCap) {
-      if (this.xCap > 0) this.release(this.xPtr, this.xCap);
-      const p = this.alloc(xBytes);
-      if (p < 0) {
-        this.xCap = 0;
-        return false;
-      }
-      this.xPtr = p;
-      this.xCap = Kernel.sizeClass(xBytes);
-    }
-    const dBytes = STAGE_ROWS * kp * 4;
-    if (dBytes > this.dCap) {
-      if (this.dCap > 0) this.release(this.dPtr, this.dCap);
-      const p = this.alloc(dBytes);
-      if (p < 0) {
-        this.dCap = 0;
-        return false;
-      }
-      this.dPtr = p;
-      this.dCap = Kernel.sizeClass(dBytes);
-    }
-    return true;
+    return this.ensureBlock(this.xBlock, STAGE_ROWS * width * 4) && this.ensureBlock(this.dBlock, STAGE_ROWS * kp * 4);
   }
+
 }
 
 let enabled = !/^(0|false|off|no)$/i.test(process.env.QUIVER_SIMD ?? '');
