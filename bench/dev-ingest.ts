@@ -52,6 +52,7 @@ function threadCpu(): Map<string, number> {
       const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).trim();
       const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       out.set(`${name}#${tid}`, (Number(f[11]) + Number(f[12])) * 10);
+      out.set(`${name}#${tid} sys`, Number(f[12]) * 10);
     }
   } catch {
     // not Linux
@@ -158,7 +159,8 @@ try {
       );
       const hs = v8.getHeapStatistics();
       console.log(`  heap used ${(hs.used_heap_size / 2 ** 20).toFixed(0)} MB, external ${(hs.external_memory / 2 ** 20).toFixed(0)} MB`);
-      console.log(`  threads µs/row: ${threads.map(([k, v]) => `${k} ${us(v * 1000)}`).join(', ')}`);
+      console.log(`  threads µs/row: ${threads.filter(([k]) => !k.endsWith(' sys')).map(([k, v]) => `${k} ${us(v * 1000)}`).join(', ')}`);
+      console.log(`  of it system: ${threads.filter(([k]) => k.endsWith(' sys')).map(([k, v]) => `${k.slice(0, -4)} ${us(v * 1000)}`).join(', ')}`);
     }
     await ti.close();
     await db2.close();

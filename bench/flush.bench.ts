@@ -15,7 +15,8 @@
  * between its ticks (and perf_hooks' monitorEventLoopDelay max beside it). REPEAT > 1 repeats the
  * whole case on fresh tables.
  *
- * Knobs: FLUSH_ROWS=200000 TRAIN_ROWS=20000 UPSERTS=0 SCALAR=0 FSYNC=1 REPEAT=1 BENCH_DIR.
+ * Knobs: FLUSH_ROWS=200000 TRAIN_ROWS=20000 UPSERTS=0 SCALAR=0 FSYNC=1 REPEAT=1 BENCH_DIR MARK=1 (print
+ * FLUSH START/END in CLOCK_MONOTONIC seconds, for `perf record -e page-faults` windows).
  * PROFILE=file.cpuprofile writes a CPU profile of the (first) flush only; the whole run:
  * `node --cpu-prof --import=tsx bench/flush.bench.ts`.
  */
@@ -190,9 +191,13 @@ async function main(): Promise<void> {
       const cpu0 = mainThreadCpuMs();
       const proc0 = process.cpuUsage();
       const faults0 = process.resourceUsage().minorPageFault;
+      // MARK=1: CLOCK_MONOTONIC seconds around the flush, for `perf report --time START,END`.
+      const mono = (): string => (Number(process.hrtime.bigint() / 1000n) / 1e6).toFixed(6);
+      if (process.env.MARK === '1') log(`FLUSH START ${mono()}`);
       t = performance.now();
       await table.flush();
       const flushMs = performance.now() - t;
+      if (process.env.MARK === '1') log(`FLUSH END ${mono()}`);
       const cpuMs = mainThreadCpuMs() - cpu0;
       const proc = process.cpuUsage(proc0);
       const procMs = (proc.user + proc.system) / 1000;

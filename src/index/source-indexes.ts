@@ -177,7 +177,9 @@ export class SourceIndexes {
             // first batches, every term new, took up to ~70 ms for 1 000 rows.
             const end = Math.min(n, cursor.row + TOKENIZED_PIECE_ROWS);
             index.addTokenized(at, t.rows, t.mirror, end < n, cursor, end);
-            return cursor.row >= n;
+            if (cursor.row < n) return false;
+            t.release?.(); // every row is in the index: its buffer may serve a later job
+            return true;
           }
           // Not tokenized elsewhere (or the mirror moved on since): the rest is tokenized here.
           index.add(at + cursor.row, cursor.row > 0 ? data.slice(cursor.row, n - cursor.row) : data);

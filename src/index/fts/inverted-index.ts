@@ -122,6 +122,7 @@ import { hashAsciiWord, hashSpan, WordTable } from './word-table.js';
 import { SharedLexicon } from './shared-lexicon.js';
 import { FuzzyMatcher, charMask, mayBeWithin } from './fuzzy.js';
 import { RowTerms } from './row-terms.js';
+import { SlabAllocator } from './slab-allocator.js';
 import type { LexiconMirror, TokenCursor, TokenizedRows } from './row-tokens.js';
 import { int32WithRoom } from '../../util/int32-room.js';
 import { runSteps } from '../../util/steps.js';
@@ -325,74 +326,6 @@ const VIEW_BYTES = 120;
 
 /** Postings and token positions `remapSteps`, `toArrowSteps` and `fromArrowSteps` handle between two pauses (a few ms; fresh arrays page-fault as they fill). */
 const REMAP_SLICE_WORK = 1 << 17;
-
-/**
- * Storage of the per-term arrays `post[id]` and `tokPos[id]`: 1 MiB chunks (one Uint32Array
- * each) with per-size free lists. A separate backing store per array, and fresh never-touched
- * memory for every growth, made allocation (page faults, external-memory accounting) dominate
- * indexing with ~10^5 short posting lists. Arrays replaced by growth go back to the free list of
- * their size (all sizes handed out are powers of two) and are reused by later growths. Arrays
- * above 32 Ki entries get a chunk of their own, dropped when they are replaced.
- *
- * An array is a location (chunk, offset; `alloc` reports it in `chunk` / `offset`, the index
- * keeps it per term with its capacity). The insertion path writes through the chunk there; a
- * reader gets a view (`subarray`) made when it first reads the term (`InvertedIndex.postOf`).
- * Views are heap objects of ~120 bytes each: made for every array up front, a MemTable of
- * 50 000 terms held 100 000 of them for readers that touch a few, and reaching the data through
- * them cost the insertion path a cache miss or two per term and flush.
- */
-class SlabAllocator {
-  private static readonly ENTRIES = 1 << 18;
-  private static readonly MAX_ENTRIES = 1 << 15;
-  /** Chunk arrays; `chunks[0]` is empty, so location 0 means "not allocated here". */
-  readonly chunks: Uint32Array[] = [NO_ENTRIES];
-  private cur = 0;
-  private used = SlabAllocator.ENTRIES;
-  /** Chunk indices of dropped large arrays, for reuse. */
-  private readonly freeChunks: number[] = [];
-  /** Per size class (log2 entries): free arrays' chunks and offsets, in pairs. */
-  private readonly freeLocs: number[][] = Array.from({ length: 16 }, () => []);
-  /** Location of the array last allocated: chunk index (≥ 1) and offset in it. */
-  chunk = 0;
-  offset = 0;
-
-  /** Allocates an array of `n` entries; its location is then in `chunk` / `offset`. */
-  alloc(n: number): void {
-    if (n > SlabAllocator.MAX_ENTRIES) {
-      const c = this.freeChunks.length > 0 ? this.freeChunks.pop()! : this.chunks.length;
-      this.chunks[c] = new Uint32Array(n);
-      this.chunk = c;
-      this.offset = 0;
-      return;
-    }
-    if ((n & (n - 1)) === 0) {
-      const locs = this.freeLocs[31 - Math.clz32(n)]!;
-      if (locs.length > 0) {
-        this.offset = locs.pop()!;
-        this.chunk = locs.pop()!;
-        return;
-      }
-    }
-    if (this.used + n > SlabAllocator.ENTRIES) {
-      this.cur = this.chunks.length;
-      this.chunks.push(new Uint32Array(SlabAllocator.ENTRIES));
-      this.used = 0;
-    }
-    this.chunk = this.cur;
-    this.offset = this.used;
-    this.used += n;
-  }
-
-  /** Takes back the array of `n` entries at chunk `c`, offset `off`, once nothing refers to it. */
-  release(n: number, c: number, off: number): void {
-    if (n > SlabAllocator.MAX_ENTRIES) {
-      this.chunks[c] = NO_ENTRIES;
-      this.freeChunks.push(c);
-    } else if ((n & (n - 1)) === 0) {
-      this.freeLocs[31 - Math.clz32(n)]!.push(c, off);
-    }
-  }
-}
 
 /** Every term's postings and token positions as runs of two buffers (see `InvertedIndex.runs`). */
 interface TermRuns {
@@ -2193,6 +2126,8 @@ export class InvertedIndex {
       work += c + pc;
     }
     this.runs = runs;
+    // Every term has moved to `runs` and its slab views are dropped: the chunks go to other slabs.
+    this.slab.recycle();
     this.slab = new SlabAllocator();
     this.loc = new Int32Array(0);
     return this;

@@ -55,17 +55,38 @@ export interface Utf8Rows {
 }
 
 /**
- * The rows of an Arrow Utf8 chunk (a slice too) as `Utf8Rows`: offsets re-based to 0, validity
- * bits from bit 0 when it has nulls. With `copy` the bytes and offsets are buffers of their own
- * (to be transferred to another thread); else the bytes are a view of the chunk's.
+ * Memory for an array a thread hands to another: an ArrayBuffer of at least `bytes` (reused
+ * ones welcome: fresh memory page-faults as it fills, ~11 µs a 4 KiB page on the VMs this
+ * project is measured on, and a tokenize job's text and tokens are ~1 MB a 1 000 rows).
  */
-export function utf8Rows(d: Data<Utf8>, copy: boolean): Utf8Rows {
+export type TakeBuffer = (bytes: number) => ArrayBuffer;
+
+const freshBuffer: TakeBuffer = (bytes) => new ArrayBuffer(bytes);
+
+/**
+ * The rows of an Arrow Utf8 chunk (a slice too) as `Utf8Rows`: offsets re-based to 0, validity
+ * bits from bit 0 when it has nulls. With `copy` the bytes and then the offsets are in one buffer
+ * of their own from `take` (to be transferred to another thread); else the bytes are a view of
+ * the chunk's.
+ */
+export function utf8Rows(d: Data<Utf8>, copy: boolean, take: TakeBuffer = freshBuffer): Utf8Rows {
   const n = d.length;
   const src = d.valueOffsets;
   const from = src[0]!;
-  const offsets = new Int32Array(n + 1);
+  const bytes = src[n]! - from;
+  let values: Uint8Array;
+  let offsets: Int32Array;
+  if (copy) {
+    const at = (bytes + 3) & ~3;
+    const buffer = take(at + 4 * (n + 1));
+    values = new Uint8Array(buffer, 0, bytes);
+    values.set(d.values.subarray(from, src[n]!));
+    offsets = new Int32Array(buffer, at, n + 1);
+  } else {
+    values = d.values.subarray(from, src[n]!);
+    offsets = new Int32Array(n + 1);
+  }
   for (let i = 0; i <= n; i++) offsets[i] = src[i]! - from;
-  const values = copy ? d.values.slice(from, src[n]!) : d.values.subarray(from, src[n]!);
   let validity: Uint8Array | null = null;
   if (d.nullCount > 0) {
     validity = new Uint8Array((n + 7) >>> 3);
@@ -83,14 +104,15 @@ const sent = new WeakMap<SharedLexicon, { epoch: number; upTo: number }>();
  * Tokens of `rows` as ids of this thread's lexicon for `options` (or of `lexicon`, a test's
  * stand-in for another thread's), with the terms the other side lacks (`source` names this
  * thread's lexicons there). Throws when one chunk holds more distinct terms than the lexicon's
- * bound (the caller then indexes it the ordinary way).
+ * bound (the caller then indexes it the ordinary way). `tokTerm` and `tokPos` are views of one
+ * buffer from `take` (see `tokensBuffer`).
  */
-export function tokenizeRows(rows: Utf8Rows, options: TokenizerOptions, source: number, lexicon = SharedLexicon.of(options)): TokenizedRows {
+export function tokenizeRows(rows: Utf8Rows, options: TokenizerOptions, source: number, lexicon = SharedLexicon.of(options), take: TakeBuffer = freshBuffer): TokenizedRows {
   // A lexicon starting over mid-chunk would leave ids of two epochs: the chunk is done again
   // from the new epoch (which then has room for it).
   for (let attempt = 0; attempt < 2; attempt++) {
     const epoch = lexicon.epoch;
-    const out = tokenizeIn(lexicon, rows);
+    const out = tokenizeIn(lexicon, rows, take);
     if (lexicon.epoch !== epoch) continue;
     let s = sent.get(lexicon);
     if (s === undefined || s.epoch !== epoch) sent.set(lexicon, (s = { epoch, upTo: 0 }));
@@ -102,24 +124,29 @@ export function tokenizeRows(rows: Utf8Rows, options: TokenizerOptions, source: 
   throw new Error('a chunk of rows holds more distinct words than the lexicon keeps');
 }
 
-function tokenizeIn(lexicon: SharedLexicon, rows: Utf8Rows): { docLen: Int32Array; tokTerm: Uint32Array; tokPos: Uint32Array } {
+/** The buffer `tokensBuffer` returns: term ids in [0, cap), positions in [cap, 2·cap). */
+function tokensBuffer(take: TakeBuffer, cap: number): { tokTerm: Uint32Array; tokPos: Uint32Array } {
+  const buffer = take(8 * cap);
+  const c = buffer.byteLength >>> 3;
+  return { tokTerm: new Uint32Array(buffer, 0, c), tokPos: new Uint32Array(buffer, 4 * c, c) };
+}
+
+function tokenizeIn(lexicon: SharedLexicon, rows: Utf8Rows, take: TakeBuffer): { docLen: Int32Array; tokTerm: Uint32Array; tokPos: Uint32Array } {
   const { values, offsets, validity, count } = rows;
   const maxTokenLength = lexicon.options.maxTokenLength;
   const words = lexicon.words;
   const docLen = new Int32Array(count);
   // ASCII text holds at most a token per two bytes (a word character and a separator); other
   // text may hold more after NFKC (¼ → 1⁄4: two words from two bytes), so the arrays grow.
-  let tokTerm = new Uint32Array(((offsets[count]! - offsets[0]!) >>> 1) + count);
-  let tokPos = new Uint32Array(tokTerm.length);
+  // Both in one buffer, answered as views of it (no copy to the exact length).
+  let { tokTerm, tokPos } = tokensBuffer(take, ((offsets[count]! - offsets[0]!) >>> 1) + count);
   const room = (need: number): void => {
     if (need <= tokTerm.length) return;
-    const cap = Math.max(need, 2 * tokTerm.length);
-    const t = new Uint32Array(cap);
-    t.set(tokTerm);
-    tokTerm = t;
-    const p = new Uint32Array(cap);
-    p.set(tokPos);
-    tokPos = p;
+    const grown = tokensBuffer(take, Math.max(need, 2 * tokTerm.length));
+    grown.tokTerm.set(tokTerm);
+    grown.tokPos.set(tokPos);
+    tokTerm = grown.tokTerm;
+    tokPos = grown.tokPos;
   };
   const spans = new WordSpans();
   let n = 0;
@@ -163,7 +190,7 @@ function tokenizeIn(lexicon: SharedLexicon, rows: Utf8Rows): { docLen: Int32Arra
     }
     docLen[i] = n - before;
   }
-  return { docLen, tokTerm: tokTerm.slice(0, n), tokPos: tokPos.slice(0, n) };
+  return { docLen, tokTerm: tokTerm.subarray(0, n), tokPos: tokPos.subarray(0, n) };
 }
 
 /**
