@@ -38,9 +38,12 @@ export function sidecarOf(def: IndexDef, index: SourceIndex, modelFile?: string)
   return runSteps(sidecarSteps(def, index, modelFile, Infinity));
 }
 
-/** `sidecarOf` in steps (a full-text index, the largest, pauses about every `sliceWork` postings). */
-export function* sidecarSteps(def: IndexDef, index: SourceIndex, modelFile?: string, sliceWork?: number): Generator<void, Table, void> {
-  const table = index instanceof InvertedIndex ? yield* index.toArrowSteps(sliceWork) : index.toArrow();
+/**
+ * `sidecarOf` in steps (a full-text index, the largest, pauses about every `sliceWork` postings;
+ * its largest arrays come from `take` when given, see `InvertedIndex.toArrowSteps`).
+ */
+export function* sidecarSteps(def: IndexDef, index: SourceIndex, modelFile?: string, sliceWork?: number, take?: (entries: number) => Uint32Array): Generator<void, Table, void> {
+  const table = index instanceof InvertedIndex ? yield* index.toArrowSteps(sliceWork, take) : index.toArrow();
   if (def.type === 'scalar') return table;
   const metadata = new Map(table.schema.metadata);
   if (def.type === 'ivf_pq') metadata.set(SIDECAR_MODEL_KEY, modelFile ?? def.model ?? '');

@@ -2340,9 +2340,11 @@ export class InvertedIndex {
   /**
    * `toArrow` in steps: the generator pauses (yields) after about `sliceWork` postings and token
    * positions are copied, so a flush can give the event loop turns. This index must not change
-   * until the generator is done.
+   * until the generator is done. `take` supplies the three largest arrays (postings' documents and
+   * frequencies, token positions; any contents, written in full): a flush writing the table out
+   * hands in reused memory and takes it back once the file is written.
    */
-  *toArrowSteps(sliceWork = REMAP_SLICE_WORK): Generator<void, Table, void> {
+  *toArrowSteps(sliceWork = REMAP_SLICE_WORK, take: (entries: number) => Uint32Array = (n) => new Uint32Array(n)): Generator<void, Table, void> {
     this.flush();
     const nTerms = this.termStr.length;
     const span = this.base < 0 ? 0 : this.span;
@@ -2373,10 +2375,10 @@ export class InvertedIndex {
     if (totalPos > 0x7fffffff || strData.length > 0x7fffffff) throw new RangeError('index too large for 32-bit Arrow offsets');
     const strOff = new Int32Array(rows + 1);
     const postOff = new Int32Array(rows + 1);
-    const docs = new Uint32Array(totalPost);
-    const freqs = new Uint32Array(totalPost);
+    const docs = take(totalPost);
+    const freqs = take(totalPost);
     const tokOff = new Int32Array(rows + 1);
-    const toks = new Uint32Array(totalPos);
+    const toks = take(totalPos);
     let so = 0;
     let po = 0;
     let to = 0;

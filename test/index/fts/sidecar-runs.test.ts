@@ -9,6 +9,7 @@
 import test, { type ExecutionContext } from 'ava';
 import { RecordBatch, Table, tableToIPC } from 'apache-arrow';
 import { InvertedIndex } from '../../../src/index/fts/inverted-index.js';
+import { runSteps } from '../../../src/util/steps.js';
 import { mulberry32 } from '../../helpers/rng.js';
 import { skewedTexts, wordList } from './synthetic.js';
 
@@ -92,4 +93,29 @@ test('sealSteps moves a MemTable index into runs term by term: readers between s
   reference.add(rows, all.slice(rows));
   same(t, sealing, reference, rows + 400, 'sealed, appended to');
   t.true(bytes(sealing).equals(bytes(reference)), 'sidecar after appends');
+});
+
+test('toArrowSteps fills every entry of the arrays it is handed (a flush hands in reused memory)', (t) => {
+  const rng = mulberry32(34);
+  const all = texts(rng, 2000);
+  const bytes = (table: Table) => Buffer.from(tableToIPC(table, 'file'));
+  // Memory holding old entries: every value a sidecar could hold, so a skipped entry shows.
+  const stale = (n: number) => new Uint32Array(n + 5).fill(0xffffffff).subarray(3, 3 + n);
+  const slab = new InvertedIndex(opts);
+  slab.add(0, all);
+  const want = bytes(slab.toArrow());
+  let handed = 0;
+  const take = (n: number) => {
+    handed++;
+    return stale(n);
+  };
+  const steps = (ix: InvertedIndex) => runSteps(ix.toArrowSteps(500, take));
+  t.true(bytes(steps(slab)).equals(want), 'an index in its slab');
+  // In runs: sealed, and read back from its sidecar.
+  const sealed = new InvertedIndex(opts);
+  sealed.add(0, all);
+  runSteps(sealed.sealSteps(500));
+  t.true(bytes(steps(sealed)).equals(want), 'a sealed index');
+  t.true(bytes(steps(InvertedIndex.fromArrow(slab.toArrow(), opts))).equals(want), 'an index read from its sidecar');
+  t.is(handed, 9, 'three arrays each time');
 });
