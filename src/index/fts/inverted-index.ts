@@ -9,10 +9,11 @@
  *     `post[id]`:   interleaved pairs (global row position, end offset of this document's token
  *                   positions in `tokPos[id]`); tf = end − previous end;
  *     `tokPos[id]`: token positions, grouped by document in posting order.
- *   They are views into shared 1 MiB chunks with per-size free lists (see `SlabAllocator`), grow
- *   ×4 while small and ×2 from 4 096 entries. An index made by `remapped` or `fromArrow` holds
- *   them as runs of two buffers instead (`runs`); either way a term's views are made when a
- *   reader first asks for them. Posting counts, token-position counts, and the largest tf /
+ *   They are views into shared 1 MiB chunks with per-size free lists (see `SlabAllocator`, which
+ *   also recycles chunks across indexes), grow ×4 while small and ×2 from 4 096 entries; a
+ *   sealed index (`sealSteps`) has them packed to their exact lengths in new chunks. An index
+ *   made by `remapped` or `fromArrow` holds them as runs of two buffers instead (`runs`); either
+ *   way a term's views are made when a reader first asks for them. Posting counts, token-position counts, and the largest tf /
  *   smallest document length per term (score upper bounds) live in growable `Uint32Array`s
  *   indexed by term id. Postings are appended in increasing row position, so they
  *   are sorted.
@@ -2062,9 +2063,13 @@ export class InvertedIndex {
    * re-sorted the dictionary, renumbered every term and remapped the forward index (~0.27 s of
    * the main thread per 100 000 rows of Zipf text). What the MemTable needed to grow goes: each
    * term's postings and token positions move from their slab arrays (up to 4× their length, room
-   * to grow) into two exact buffers, in term id order, and the insertion buffers and word caches
-   * are released. Readers between steps see each term either still in the slab or already
-   * moved, never half-moved. A later `add` would still work (arrays grow out of the buffers).
+   * to grow) into arrays of their exact length packed into new slab chunks, in term id order (an
+   * array with a chunk of its own, over 32 Ki entries, stays), the old chunks go to the process's
+   * pool (slab-allocator.ts), and the insertion buffers and word caches are released. The new
+   * chunks come from that pool too: a flush's index costs no fresh memory once the process has
+   * flushed before (two exact buffers, fresh each flush, page-faulted ~6 000 times a 100 000
+   * rows). Readers between steps see each term either still in its old array or already moved,
+   * never half-moved. A later `add` would still work (arrays grow out of their exact ones).
    */
   *sealSteps(sliceWork = REMAP_SLICE_WORK): Generator<void, InvertedIndex, void> {
     this.flush();
@@ -2089,48 +2094,50 @@ export class InvertedIndex {
     }
     // Already in runs (an index made by `remapped` or `fromArrow` and not added to since): kept.
     if (this.runs !== null) return this;
-    let totalPost = 0;
-    let totalTok = 0;
-    for (let id = 0; id < n; id++) {
-      totalPost += this.postCount[id]!;
-      totalTok += this.posCount[id]!;
-    }
-    const runs = emptyRuns(n, totalPost, totalTok);
-    const loc = this.loc;
-    let po = 0;
-    let to = 0;
+    const slab = this.slab;
+    const oldEnd = slab.startCompaction();
     let work = 0;
     for (let id = 0; id < n; id++) {
       if (work >= sliceWork) {
         work = 0;
-        // Terms below `id` are in `runs` (slab location 0), the others still in the slab: a
-        // reader (`viewOf`, `backing`) looks in the slab first.
-        this.runs = runs;
         yield;
       }
       const L = id * LOC_STRIDE;
       const c = this.postCount[id]!;
       const pc = this.posCount[id]!;
-      const p = this.backing(L, id, true);
-      copyRun(p, this.backingAt, runs.post, po, 2 * c);
-      const t = this.backing(L + 3, id, false);
-      copyRun(t, this.backingAt, runs.tok, to, pc);
-      runs.postAt[id] = po;
-      runs.tokAt[id] = to;
-      loc[L] = 0;
-      loc[L + 3] = 0;
+      this.compactArray(L, id, true, 2 * c);
+      this.compactArray(L + 3, id, false, pc);
+      // Views of the old arrays go (a reader between steps may have made one).
       this.post[id] = undefined;
       this.tokPos[id] = undefined;
-      po += 2 * c;
-      to += pc;
       work += c + pc;
     }
-    this.runs = runs;
-    // Every term has moved to `runs` and its slab views are dropped: the chunks go to other slabs.
-    this.slab.recycle();
-    this.slab = new SlabAllocator();
-    this.loc = new Int32Array(0);
+    // Every term has moved and no view of an old array is kept: the old chunks go to other slabs.
+    slab.recycleBefore(oldEnd);
     return this;
+  }
+
+  /**
+   * Moves the first `n` entries of the array at `loc[L..L+2]` (term `id`'s postings or token
+   * positions) to an array of exactly `n` entries in the slab's current chunk; one in a chunk of
+   * its own stays. See `sealSteps`.
+   */
+  private compactArray(L: number, id: number, postings: boolean, n: number): void {
+    const loc = this.loc;
+    const c = loc[L]!;
+    if (c !== 0 && this.slab.isOwnChunk(c)) return;
+    if (n === 0) {
+      loc[L] = 0;
+      return;
+    }
+    const src = this.backing(L, id, postings);
+    const at = this.backingAt;
+    const slab = this.slab;
+    slab.allocExact(n);
+    copyRun(src, at, slab.chunks[slab.chunk]!, slab.offset, n);
+    loc[L] = slab.chunk;
+    loc[L + 1] = slab.offset;
+    loc[L + 2] = n;
   }
 
   /**

@@ -48,16 +48,19 @@ function takeChunk(): Uint32Array {
   return new Uint32Array(CHUNK_ENTRIES);
 }
 
+/** Gives chunk `c` to the pool if it is a standard one and the pool has room; true when it was standard. */
+function giveChunk(c: Uint32Array): boolean {
+  if (c.length !== CHUNK_ENTRIES) return false;
+  if (idleChunks.length < MAX_IDLE_CHUNKS) {
+    idleChunks.push(c);
+    slabChunkStats.recycled++;
+  } else slabChunkStats.dropped++;
+  return true;
+}
+
 /** Gives the standard chunks of `chunks` to the pool (up to its bound) and empties the list. */
 function recycleChunks(chunks: Uint32Array[]): void {
-  for (let i = 1; i < chunks.length; i++) {
-    const c = chunks[i]!;
-    if (c.length !== CHUNK_ENTRIES) continue;
-    if (idleChunks.length < MAX_IDLE_CHUNKS) {
-      idleChunks.push(c);
-      slabChunkStats.recycled++;
-    } else slabChunkStats.dropped++;
-  }
+  for (let i = 1; i < chunks.length; i++) giveChunk(chunks[i]!);
   chunks.length = 1;
 }
 
@@ -101,6 +104,11 @@ export class SlabAllocator {
         return;
       }
     }
+    this.allocExact(n);
+  }
+
+  /** Allocates exactly `n` (≤ 32 Ki) entries in a standard chunk, with no size class (a compacted array's). */
+  allocExact(n: number): void {
     if (this.used + n > CHUNK_ENTRIES) {
       if (!this.registered) {
         this.registered = true;
@@ -113,6 +121,36 @@ export class SlabAllocator {
     this.chunk = this.cur;
     this.offset = this.used;
     this.used += n;
+  }
+
+  /** Whether chunk `c` holds one large array of its own (not moved by a compaction). */
+  isOwnChunk(c: number): boolean {
+    return this.chunks[c]!.length !== CHUNK_ENTRIES;
+  }
+
+  /**
+   * Starts moving every array of the standard chunks into new ones (`allocExact`): later
+   * allocations take new chunks, and nothing goes to the free lists of the old ones. Returns the
+   * end of the old chunks, for `recycleBefore`.
+   */
+  startCompaction(): number {
+    this.used = CHUNK_ENTRIES;
+    this.freeChunks.length = 0;
+    for (const locs of this.freeLocs) locs.length = 0;
+    return this.chunks.length;
+  }
+
+  /**
+   * Ends a compaction: the standard chunks below `end` (every array moved out of them, no view of
+   * them kept) go to the pool; arrays in chunks of their own stay where they are.
+   */
+  recycleBefore(end: number): void {
+    for (let i = 1; i < end; i++) {
+      if (giveChunk(this.chunks[i]!)) {
+        this.chunks[i] = NO_ENTRIES;
+        this.freeChunks.push(i);
+      }
+    }
   }
 
   /** Takes back the array of `n` entries at chunk `c`, offset `off`, once nothing refers to it. */

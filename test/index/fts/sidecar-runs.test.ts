@@ -3,8 +3,8 @@
  * and make a term's arrays when first read. Checked against the index they came from, for every
  * (word, row): postings, statistics, search results and scores, the forward index, a sidecar
  * read back from several record batches, and rows appended afterwards (which move a term's run
- * into growable arrays). A MemTable index sealed for a flush (`sealSteps`) moves into runs term
- * by term and answers the same between steps.
+ * into growable arrays). A MemTable index sealed for a flush (`sealSteps`) packs its arrays to
+ * their exact lengths term by term and answers the same between steps.
  */
 import test, { type ExecutionContext } from 'ava';
 import { RecordBatch, Table, tableToIPC } from 'apache-arrow';
@@ -67,7 +67,7 @@ test('remapped and fromArrow indexes answer like the index they came from, also 
   t.true(bytes(remapped).equals(bytes(original)), 'sidecar of the remapped index, appended to');
 });
 
-test('sealSteps moves a MemTable index into runs term by term: readers between steps, the sidecar and later appends see the same index', (t) => {
+test('sealSteps packs a MemTable index term by term: readers between steps, the sidecar and later appends see the same index', (t) => {
   const rng = mulberry32(33);
   const rows = 3000;
   const all = texts(rng, rows + 400);

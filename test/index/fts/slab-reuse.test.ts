@@ -40,19 +40,25 @@ function fingerprint(index: InvertedIndex): { sidecar: string; results: unknown[
 
 test.serial('an index built in chunks another index gave back reads like one built in fresh memory', (t) => {
   const want = fingerprint(build(DOCS));
+  const sealedRef = fingerprint(build(OTHER));
   // A sealed MemTable index gives its chunks back …
-  const other = build(OTHER);
+  const filler = build(OTHER);
   const recycled0 = slabChunkStats.recycled;
-  runSteps(other.sealSteps(Infinity));
+  runSteps(filler.sealSteps(Infinity));
   t.true(slabChunkStats.recycled > recycled0, 'sealing gave chunks to the pool');
   t.true(fillIdleSlabChunksForTests(0xffffffff) > 0, 'idle chunks to poison');
+  // … an index is built, and sealed in steps (its arrays packed into chunks), in reused memory …
+  const other = build(OTHER);
+  const steps = other.sealSteps(20_000);
+  for (let r = steps.next(); !r.done; r = steps.next()) fillIdleSlabChunksForTests(0xffffffff);
+  t.deepEqual(fingerprint(other), sealedRef, 'an index sealed in reused chunks');
+  t.true(fillIdleSlabChunksForTests(0xffffffff) > 0, 'its old chunks went to the pool');
   // … and a new index fills them.
   const reused0 = slabChunkStats.reused;
   const got = build(DOCS);
   t.true(slabChunkStats.reused > reused0, 'the new index took recycled chunks');
   t.deepEqual(fingerprint(got), want);
-  // The sealed index still answers from its runs.
-  const sealedRef = fingerprint(build(OTHER));
+  // The sealed index still answers the same.
   t.deepEqual(fingerprint(other), sealedRef);
   // Rows added after the reuse grow arrays inside poisoned memory: still the same as fresh.
   const more = syntheticDocs(500, Z, mulberry32(13));
