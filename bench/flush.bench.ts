@@ -17,7 +17,8 @@
  *
  * Knobs: FLUSH_ROWS=200000 TRAIN_ROWS=20000 UPSERTS=0 SCALAR=0 FSYNC=1 REPEAT=1 BENCH_DIR MARK=1 (print
  * FLUSH START/END in CLOCK_MONOTONIC seconds, for `perf record -e page-faults` windows).
- * PROFILE=file.cpuprofile writes a CPU profile of the (first) flush only; the whole run:
+ * PROFILE=file.cpuprofile writes a CPU profile of one flush only (PROFILE_REP=0: the first; 1: the
+ * second, with the process's buffer pools warm); the whole run:
  * `node --cpu-prof --import=tsx bench/flush.bench.ts`.
  */
 import { readFileSync } from 'node:fs';
@@ -42,6 +43,7 @@ const SCALAR = envNumber('SCALAR', 0) > 0;
 const FSYNC = envNumber('FSYNC', 1) > 0;
 const REPEAT = Math.max(1, envNumber('REPEAT', 1));
 const PROFILE = process.env.PROFILE;
+const PROFILE_REP = Number(process.env.PROFILE_REP ?? 0);
 const DIM = 128;
 const PARTITIONS = 256;
 const PUT_ROWS = 5000;
@@ -179,7 +181,7 @@ async function main(): Promise<void> {
         `table: ${TRAIN_ROWS} rows in ${(putMs / 1000).toFixed(1)} s, createIndex ${(indexMs / 1000).toFixed(1)} s, ` +
           `${FLUSH_ROWS - TRAIN_ROWS} more rows + ${UPSERTS} upserts (indexed as written) in ${(restMs / 1000).toFixed(1)} s`,
       );
-      const session = PROFILE && rep === 0 ? new Session() : undefined;
+      const session = PROFILE && rep === PROFILE_REP ? new Session() : undefined;
       if (session) {
         session.connect();
         await session.post('Profiler.enable');
