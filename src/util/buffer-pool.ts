@@ -25,6 +25,8 @@ export class BufferPool {
   private idleBytes = 0;
   /** Takes served by an idle buffer (tests and benchmarks read it). */
   reused = 0;
+  /** Takes of a poolable size served by a fresh buffer (no idle one large enough). */
+  fresh = 0;
 
   constructor(
     /** Entries smaller than this are allocated fresh. */
@@ -48,9 +50,11 @@ export class BufferPool {
       this.reused++;
       return buf;
     }
-    // Round up to whole MiB so entries of similar size (the usual case under a steady load)
-    // fit each other's buffers.
-    return new Uint8Array(Math.ceil(size / MiB) * MiB);
+    // Round up (to a power of two below 1 MiB, else to whole MiB) so requests of similar size
+    // (the usual case under a steady load) fit each other's buffers. Not further: a fresh buffer
+    // is zeroed, and first-touch page faults cost the whole length.
+    this.fresh++;
+    return new Uint8Array(size < MiB ? 2 ** Math.ceil(Math.log2(size)) : Math.ceil(size / MiB) * MiB);
   }
 
   /** Returns a buffer obtained from `take` (pass the whole buffer or any view of it). */

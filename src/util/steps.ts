@@ -25,3 +25,13 @@ export async function runStepsPausing<T>(steps: Generator<void, T, void>, pause:
 export function nextTurn(): Promise<void> {
   return new Promise<void>((resolve) => setImmediate(resolve));
 }
+
+/**
+ * Resolves once the event loop has gone round: its timers and I/O polling run before. One
+ * `setImmediate` called while the loop polls (a worker's answer, a socket's data) runs in the
+ * same iteration's check phase, straight after, before any timer; two always span a timers and
+ * a poll phase. For work that follows other long synchronous work in one callback chain.
+ */
+export function nextLoopIteration(): Promise<void> {
+  return new Promise<void>((resolve) => setImmediate(() => setImmediate(resolve)));
+}

@@ -22,6 +22,10 @@ import type { RegionLayout } from './region-layout.js';
 import type { ObjectStore } from '../storage/object-store.js';
 import { walEntryBuffers } from './entry-buffer-pool.js';
 import { decodeWalEntry, encodeWalEntry } from './wal-entry.js';
+import { nextLoopIteration } from '../util/steps.js';
+
+/** Entries of at least this many bytes are handed to the store after a turn of the event loop (see `write`). */
+const LARGE_ENTRY_BYTES = 1024 * 1024;
 
 export interface WalAppendResult {
   position: number;
@@ -96,6 +100,12 @@ export class WalAppender {
   }
 
   private async write(position: number, bytes: Uint8Array, pooled: Uint8Array | undefined): Promise<void> {
+    // A large entry (group commit under load: up to maxWalBufferSize) took its encoding's time
+    // on this turn already, and its rows' copies for the index workers follow on it (they go
+    // out first, so the workers start while the entry is written: RegionWriter.flushWal); the
+    // store's copy of it (the file worker's transfer buffer) waits for the event loop to go
+    // round, so it adds to no single stall.
+    if (bytes.length >= LARGE_ENTRY_BYTES) await nextLoopIteration();
     await this.acquireSlot();
     try {
       if (this.failure) throw this.failure;

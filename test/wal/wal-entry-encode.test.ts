@@ -115,6 +115,8 @@ test('buffer pool: reuses the smallest fitting buffer, bounds idle bytes, skips 
   t.is(small.byteLength, 1000);
   const a = pool.take(3 * MiB - 5); // rounded up to whole MiB
   t.is(a.byteLength, 3 * MiB);
+  const c = pool.take(300 * 1024); // below 1 MiB: rounded up to a power of two
+  t.is(c.byteLength, 512 * 1024);
   const b = pool.take(5 * MiB);
   pool.give(a.subarray(0, 10));
   pool.give(b);
