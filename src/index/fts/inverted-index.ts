@@ -123,7 +123,7 @@ import { hashAsciiWord, hashSpan, WordTable } from './word-table.js';
 import { SharedLexicon } from './shared-lexicon.js';
 import { FuzzyMatcher, charMask, mayBeWithin } from './fuzzy.js';
 import { RowTerms } from './row-terms.js';
-import { SlabAllocator } from './slab-allocator.js';
+import { SLAB_CHUNK_ENTRIES, SlabAllocator } from './slab-allocator.js';
 import type { LexiconMirror, TokenCursor, TokenizedRows } from './row-tokens.js';
 import { int32WithRoom } from '../../util/int32-room.js';
 import { runSteps } from '../../util/steps.js';
@@ -291,6 +291,8 @@ interface TermBlocks {
  * skipped; postings `runTerm` scanned touching rows or updating touched ones, touched rows it
  * looked up by galloping instead; and `search` calls.
  */
+/** How `sealSteps` sealed indexes in this process: packed into slab chunks, or into two buffers (tests read these). */
+export const ftsSealCounts = { packed: 0, runs: 0 };
 export const ftsSearchWork = { prunedScored: 0, prunedSkipped: 0, touchScanned: 0, updateScanned: 0, galloped: 0, searches: 0 };
 
 /** Postings per block of the block-max bounds. */
@@ -325,6 +327,11 @@ const SORT_SLICE_TERMS = 4096;
 /** A typed-array view's own heap object (see `runs`). */
 const VIEW_BYTES = 120;
 
+/**
+ * Postings (two entries each) and token positions from which `sealSteps` packs an index into
+ * slab chunks rather than two fresh buffers (4 chunks: at most a quarter of a chunk left over).
+ */
+const SEAL_IN_CHUNKS_ENTRIES = 4 * SLAB_CHUNK_ENTRIES;
 /** Postings and token positions `remapSteps`, `toArrowSteps` and `fromArrowSteps` handle between two pauses (a few ms; fresh arrays page-fault as they fill). */
 const REMAP_SLICE_WORK = 1 << 17;
 
@@ -2068,8 +2075,9 @@ export class InvertedIndex {
    * pool (slab-allocator.ts), and the insertion buffers and word caches are released. The new
    * chunks come from that pool too: a flush's index costs no fresh memory once the process has
    * flushed before (two exact buffers, fresh each flush, page-faulted ~6 000 times a 100 000
-   * rows). Readers between steps see each term either still in its old array or already moved,
-   * never half-moved. A later `add` would still work (arrays grow out of their exact ones).
+   * rows). An index of less than four chunks goes into two exact buffers (`runs`) still.
+   * Readers between steps see each term either still in its old array or already moved, never
+   * half-moved. A later `add` would still work (arrays grow out of their exact ones).
    */
   *sealSteps(sliceWork = REMAP_SLICE_WORK): Generator<void, InvertedIndex, void> {
     this.flush();
@@ -2094,6 +2102,19 @@ export class InvertedIndex {
     }
     // Already in runs (an index made by `remapped` or `fromArrow` and not added to since): kept.
     if (this.runs !== null) return this;
+    let totalPost = 0;
+    let totalTok = 0;
+    for (let id = 0; id < n; id++) {
+      totalPost += this.postCount[id]!;
+      totalTok += this.posCount[id]!;
+    }
+    // A small index goes into two exact buffers (a packed slab would hold at least a whole
+    // chunk, and a few fresh pages cost little).
+    if (2 * totalPost + totalTok < SEAL_IN_CHUNKS_ENTRIES) {
+      ftsSealCounts.runs++;
+      return yield* this.sealIntoRuns(n, totalPost, totalTok, sliceWork);
+    }
+    ftsSealCounts.packed++;
     const slab = this.slab;
     const oldEnd = slab.startCompaction();
     let work = 0;
@@ -2114,6 +2135,46 @@ export class InvertedIndex {
     }
     // Every term has moved and no view of an old array is kept: the old chunks go to other slabs.
     slab.recycleBefore(oldEnd);
+    return this;
+  }
+
+  /** `sealSteps` of a small index: every term's arrays copied into two exact buffers (`runs`), in term id order. */
+  private *sealIntoRuns(n: number, totalPost: number, totalTok: number, sliceWork: number): Generator<void, InvertedIndex, void> {
+    const runs = emptyRuns(n, totalPost, totalTok);
+    const loc = this.loc;
+    let po = 0;
+    let to = 0;
+    let work = 0;
+    for (let id = 0; id < n; id++) {
+      if (work >= sliceWork) {
+        work = 0;
+        // Terms below `id` are in `runs` (slab location 0), the others still in the slab: a
+        // reader (`viewOf`, `backing`) looks in the slab first.
+        this.runs = runs;
+        yield;
+      }
+      const L = id * LOC_STRIDE;
+      const c = this.postCount[id]!;
+      const pc = this.posCount[id]!;
+      const p = this.backing(L, id, true);
+      copyRun(p, this.backingAt, runs.post, po, 2 * c);
+      const t = this.backing(L + 3, id, false);
+      copyRun(t, this.backingAt, runs.tok, to, pc);
+      runs.postAt[id] = po;
+      runs.tokAt[id] = to;
+      loc[L] = 0;
+      loc[L + 3] = 0;
+      this.post[id] = undefined;
+      this.tokPos[id] = undefined;
+      po += 2 * c;
+      to += pc;
+      work += c + pc;
+    }
+    this.runs = runs;
+    // Every term has moved to `runs` and its slab views are dropped: the chunks go to other slabs.
+    this.slab.recycle();
+    this.slab = new SlabAllocator();
+    this.loc = new Int32Array(0);
     return this;
   }
 

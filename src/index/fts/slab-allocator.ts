@@ -27,7 +27,8 @@
 
 const NO_ENTRIES = new Uint32Array(0);
 /** Entries of a standard chunk (1 MiB). */
-const CHUNK_ENTRIES = 1 << 18;
+export const SLAB_CHUNK_ENTRIES = 1 << 18;
+const CHUNK_ENTRIES = SLAB_CHUNK_ENTRIES;
 /** Arrays above this many entries get a chunk of their own. */
 const MAX_SHARED_ENTRIES = 1 << 15;
 /** Idle standard chunks the process keeps for reuse (64 MiB). */

@@ -10,17 +10,19 @@ import { tableToIPC } from 'apache-arrow';
 import { createHash } from 'node:crypto';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { InvertedIndex } from '../../../src/index/fts/inverted-index.js';
+import { ftsSealCounts, InvertedIndex } from '../../../src/index/fts/inverted-index.js';
 import { fillIdleSlabChunksForTests, slabChunkStats } from '../../../src/index/fts/slab-allocator.js';
+import { estimateBytes } from '../../../src/util/memory-estimate.js';
 import { runSteps } from '../../../src/util/steps.js';
 import { mulberry32, syntheticDocs, zipf } from './synthetic.js';
 
 const opts = { stem: false, stopWords: false } as const;
 const rnd = mulberry32(7);
 const Z = zipf(3000, 1.0, rnd);
-// ~4 000 documents of 10–150 words: several 1 MiB chunks of postings and token positions.
+// ~4 000 documents of 10–150 words: several 1 MiB chunks of postings and token positions; the
+// other corpus is large enough for a seal to pack it into chunks (not two buffers).
 const DOCS = syntheticDocs(4000, Z, rnd);
-const OTHER = syntheticDocs(3000, Z, mulberry32(11));
+const OTHER = syntheticDocs(9000, Z, mulberry32(11));
 const QUERIES = [Z.vocab[0]!, `${Z.vocab[3]} ${Z.vocab[40]}`, `"${Z.vocab[0]} ${Z.vocab[1]}"`, `${Z.vocab[900]} ${Z.vocab[2500]}`, `+${Z.vocab[2]} -${Z.vocab[5]}`];
 
 /** Builds an index of `docs` the way a MemTable does: batches, some deferred. */
@@ -49,9 +51,14 @@ test.serial('an index built in chunks another index gave back reads like one bui
   t.true(fillIdleSlabChunksForTests(0xffffffff) > 0, 'idle chunks to poison');
   // … an index is built, and sealed in steps (its arrays packed into chunks), in reused memory …
   const other = build(OTHER);
+  const packed0 = ftsSealCounts.packed;
   const steps = other.sealSteps(20_000);
   for (let r = steps.next(); !r.done; r = steps.next()) fillIdleSlabChunksForTests(0xffffffff);
+  t.is(ftsSealCounts.packed - packed0, 1, 'packed into chunks');
   t.deepEqual(fingerprint(other), sealedRef, 'an index sealed in reused chunks');
+  // The MemTable's room to grow is gone: about the memory of the index read from its sidecar.
+  const [sealedBytes, loadedBytes] = [estimateBytes(other), estimateBytes(InvertedIndex.fromArrow(other.toArrow(), opts))];
+  t.true(sealedBytes < 1.25 * loadedBytes, `sealed ${sealedBytes} bytes vs loaded ${loadedBytes}`);
   t.true(fillIdleSlabChunksForTests(0xffffffff) > 0, 'its old chunks went to the pool');
   // … and a new index fills them.
   const reused0 = slabChunkStats.reused;
