@@ -805,28 +805,9 @@ async function writeCases(root: string): Promise<WriteCases> {
       log(`helper threads ready (encode, tokenize, file write): ${ready.join(', ')}`);
       for (const { inflight, rows, batches } of windows) {
         const before = Object.values(await ti.writerStats()).reduce((n, s) => n + s.generationsFlushed, 0);
-        const putMs: number[] = [];
-        const pending = new Set<Promise<void>>();
         const p8 = new StallProbe();
         p8.start();
-        const cpu0 = process.cpuUsage();
-        const elu0 = perfHooks.eventLoopUtilization();
-        const t0 = performance.now();
-        for (const batch of batches) {
-          const ts = performance.now();
-          const p: Promise<void> = ti.put(batch).then(() => {
-            putMs.push(performance.now() - ts);
-            pending.delete(p);
-          });
-          pending.add(p);
-          if (pending.size >= inflight) await Promise.race(pending);
-        }
-        await Promise.all(pending);
-        const ms = performance.now() - t0;
-        const cpu = process.cpuUsage(cpu0);
-        const elu = perfHooks.eventLoopUtilization(elu0);
-        const cpuUsPerRow = (cpu.user + cpu.system) / rows;
-        const mainBusyUsPerRow = (elu.active * 1000) / rows;
+        const { ms, putMs, cpuUsPerRow, mainBusyUsPerRow } = await timedIngest(ti, batches, inflight, rows);
         const stall = p8.stop();
         const after = Object.values(await ti.writerStats()).reduce((n, s) => n + s.generationsFlushed, 0);
         ingest.push({ rows, batch: INGEST_BATCH, inflight, ms, rowsPerSec: rows / (ms / 1000), stall, generationsFlushed: after - before, putMs: latencyOf(putMs), cpuUsPerRow, mainBusyUsPerRow });
@@ -840,6 +821,32 @@ async function writeCases(root: string): Promise<WriteCases> {
   } finally {
     await db.close();
   }
+}
+
+/**
+ * Puts `batches` (of `rows` rows in all) into `table`, up to `inflight` at a time: wall ms, each
+ * put's latency, process CPU (every thread) and the event loop's busy time, in µs a row.
+ */
+async function timedIngest(table: Table, batches: readonly RecordBatch[], inflight: number, rows: number): Promise<{ ms: number; putMs: number[]; cpuUsPerRow: number; mainBusyUsPerRow: number }> {
+  const putMs: number[] = [];
+  const pending = new Set<Promise<void>>();
+  const cpu0 = process.cpuUsage();
+  const elu0 = perfHooks.eventLoopUtilization();
+  const t0 = performance.now();
+  for (const batch of batches) {
+    const ts = performance.now();
+    const p: Promise<void> = table.put(batch).then(() => {
+      putMs.push(performance.now() - ts);
+      pending.delete(p);
+    });
+    pending.add(p);
+    if (pending.size >= inflight) await Promise.race(pending);
+  }
+  await Promise.all(pending);
+  const ms = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  const elu = perfHooks.eventLoopUtilization(elu0);
+  return { ms, putMs, cpuUsPerRow: (cpu.user + cpu.system) / rows, mainBusyUsPerRow: (elu.active * 1000) / rows };
 }
 
 /**
@@ -864,29 +871,9 @@ async function ingestWarmup(db: Database, db3: Database, gen: RowGenerator, sche
   const tw = await db3.openTable('ingest_warmup');
   try {
     const before = Object.values(await tw.writerStats()).reduce((n, s) => n + s.generationsFlushed, 0);
-    const pending = new Set<Promise<void>>();
-    const cpu0 = process.cpuUsage();
-    const elu0 = perfHooks.eventLoopUtilization();
-    const t0 = performance.now();
-    for (const batch of batches) {
-      const p: Promise<void> = tw.put(batch).then(() => void pending.delete(p));
-      pending.add(p);
-      if (pending.size >= INGEST_INFLIGHT) await Promise.race(pending);
-    }
-    await Promise.all(pending);
-    const ms = performance.now() - t0;
-    const cpu = process.cpuUsage(cpu0);
-    const elu = perfHooks.eventLoopUtilization(elu0);
+    const { ms, cpuUsPerRow, mainBusyUsPerRow } = await timedIngest(tw, batches, INGEST_INFLIGHT, INGEST_WARMUP);
     const after = Object.values(await tw.writerStats()).reduce((n, s) => n + s.generationsFlushed, 0);
-    const out = {
-      rows: INGEST_WARMUP,
-      inflight: INGEST_INFLIGHT,
-      ms,
-      rowsPerSec: INGEST_WARMUP / (ms / 1000),
-      cpuUsPerRow: (cpu.user + cpu.system) / INGEST_WARMUP,
-      mainBusyUsPerRow: (elu.active * 1000) / INGEST_WARMUP,
-      generationsFlushed: after - before,
-    };
+    const out = { rows: INGEST_WARMUP, inflight: INGEST_INFLIGHT, ms, rowsPerSec: INGEST_WARMUP / (ms / 1000), cpuUsPerRow, mainBusyUsPerRow, generationsFlushed: after - before };
     log(`warm-up: ${INGEST_WARMUP} rows into another table, ${INGEST_INFLIGHT} in flight: ${out.rowsPerSec.toFixed(0)} rows/s, CPU ${out.cpuUsPerRow.toFixed(1)} µs a row over all threads, main thread busy ${out.mainBusyUsPerRow.toFixed(1)}, ${out.generationsFlushed} generations flushed`);
     return out;
   } finally {
