@@ -85,6 +85,7 @@ export async function dedupForFlush(schema: TableSchema, batches: readonly Recor
       await pause();
     }
   }
+  dedup.release();
   const newPosition = new Int32Array(total);
   const out: RecordBatch[] = [];
   let from = 0;
@@ -169,14 +170,17 @@ async function addGenerationIndex(
   return set.hasIndex(def.name);
 }
 
-/** The MemTable's index of `def` remapped (in steps for FTS, the largest), or undefined when it cannot serve. */
+/** Rows of an IVF-PQ index remapped between two pauses of a large flush (~5 ms). */
+const REMAP_SLICE_ROWS = 32_768;
+
+/** The MemTable's index of `def` remapped (in steps for FTS and IVF-PQ), or undefined when it cannot serve. */
 function* remappedIndex(def: IndexDef, indexing: IndexingContext, index: SourceIndex | undefined, newPosition: Int32Array): Generator<void, SourceIndex | undefined, void> {
   switch (def.type) {
     case 'ivf_pq': {
       const model = indexing.model(def);
       // A MemTable still under the model this index grew out of keeps its codes (the flush stays
       // cheap; its sidecar names that model and the generation is re-encoded in the background).
-      return index instanceof IvfPqIndex && model !== undefined && (index.model === model || indexing.inLineage(def, index.model)) ? index.remapped(newPosition) : undefined;
+      return index instanceof IvfPqIndex && model !== undefined && (index.model === model || indexing.inLineage(def, index.model)) ? yield* index.remappedSteps(newPosition, REMAP_SLICE_ROWS) : undefined;
     }
     case 'fts':
       if (!(index instanceof InvertedIndex && sameTokenizerOptions(index.options, { stem: def.stem, stopWords: def.stopWords }))) return undefined;

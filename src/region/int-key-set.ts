@@ -19,8 +19,21 @@ export class IntKeySet {
   constructor(expected = 1024) {
     let capacity = 16;
     while (capacity < expected * 2) capacity *= 2;
-    this.slots = new Int32Array(capacity * 4);
+    this.slots = takeSlots(capacity * 4);
     this.mask = capacity - 1;
+  }
+
+  /**
+   * Gives the set's memory to the next set made with the same capacity; the set is empty (and
+   * small) afterwards. A flush's set is 8 MB for 200 000 keys: made fresh for every flush, it
+   * page-faulted ~2 000 times on the flush's first turn (~18 ms of one event-loop turn on the
+   * VMs this project is measured on).
+   */
+  release(): void {
+    if (this.slots.length <= MAX_SPARE_WORDS && (spare === undefined || spare.length < this.slots.length)) spare = this.slots;
+    this.slots = new Int32Array(16 * 4);
+    this.mask = 15;
+    this.count = 0;
   }
 
   get size(): number {
@@ -53,6 +66,20 @@ export class IntKeySet {
     this.count = 0;
     for (let at = 0; at < old.length; at += 4) if (old[at + 2]) this.add(old[at], old[at + 1]);
   }
+}
+
+/** One released slot array, for the next set of its capacity (`IntKeySet.release`). */
+let spare: Int32Array | undefined;
+/** Larger slot arrays (32 MiB: sets sized for over a million keys) are not kept. */
+const MAX_SPARE_WORDS = 8 * 1024 * 1024;
+
+function takeSlots(words: number): Int32Array {
+  if (spare !== undefined && spare.length === words) {
+    const s = spare;
+    spare = undefined;
+    return s.fill(0);
+  }
+  return new Int32Array(words);
 }
 
 function hashWords(lo: number, hi: number): number {

@@ -25,6 +25,13 @@ export class KeyDeduper {
     private readonly expectedKeys?: number,
   ) {}
 
+  /** Gives the deduper's key memory back for reuse (see `IntKeySet.release`): it forgets every key it has seen. */
+  release(): void {
+    this.intSeen?.release();
+    this.intSeen = undefined;
+    this.seen.clear();
+  }
+
   /**
    * For each batch of one source (in position order), the row indices that survive, ascending;
    * `undefined` means every row survives (no copy needed).

@@ -82,6 +82,31 @@ for (const kind of ['i64', 'i32', 'str', 'pair'] as const) {
   });
 }
 
+test('a released IntKeySet gives its memory to the next set of its size, which starts empty; the released set holds nothing and stays usable', (t) => {
+  const a = new IntKeySet(3000);
+  for (let i = 0; i < 3000; i++) a.add(i, i & 1 ? -1 : 0);
+  a.release();
+  t.is(a.size, 0);
+  t.true(a.add(5, 0), 'a released set is empty and still a set');
+  t.false(a.add(5, 0));
+  // Same capacity: the released slots are reused, and must hold none of the old keys.
+  const b = new IntKeySet(3000);
+  let fresh = 0;
+  for (let i = 0; i < 3000; i++) if (b.add(i, i & 1 ? -1 : 0)) fresh++;
+  t.is(fresh, 3000, 'every key is new to the next set');
+  t.is(b.size, 3000);
+  t.false(b.add(17, -1), 'and the next set works as a set');
+  // A deduper released after a flush's dedup: the next deduper of the same size sees no old key.
+  const keys: Keys = { kind: 'i64', values: Array.from({ length: 2000 }, (_, i) => BigInt(i % 1500)) };
+  const batch = batchOf(keys, new Array(2000).fill(false));
+  const first = new KeyDeduper([0], 1, 2000);
+  const kept1 = first.survivors([batch])[0];
+  first.release();
+  const second = new KeyDeduper([0], 1, 2000);
+  t.deepEqual(Array.from(second.survivors([batch])[0] ?? []), Array.from(kept1 ?? []), 'the same survivors again');
+  t.is(kept1?.length, 1500);
+});
+
 test('IntKeySet keeps distinct word pairs apart and grows past its first capacity', (t) => {
   const set = new IntKeySet(4);
   const pairs: [number, number][] = [];

@@ -92,14 +92,23 @@ test('remapped keeps a subset under new positions with the same codes', (t) => {
   const rebuilt = new IvfPqIndex(model);
   for (const c of subSource.chunks) rebuilt.add(c);
   const remapped = whole.remapped(map);
-  t.is(remapped.rowCount, kept.length);
-  t.deepEqual(remapped.partitionSizes(), rebuilt.partitionSizes());
-  for (const q of queries) {
-    for (const refineFactor of [0, 10]) {
-      const a = remapped.search(q, { k: 10, refineFactor, source: subSource });
-      const b = rebuilt.search(q, { k: 10, refineFactor, source: subSource });
-      t.deepEqual(Array.from(a.positions), Array.from(b.positions));
-      t.deepEqual(Array.from(a.distances), Array.from(b.distances));
+  // The same in steps (a flush's way): pauses between slices of partitions, the same index.
+  const steps = whole.remappedSteps(map, 500);
+  let pauses = 0;
+  let r = steps.next();
+  for (; !r.done; r = steps.next()) pauses++;
+  const stepped = r.value;
+  t.true(pauses >= 3, `paused ${pauses} times`);
+  for (const got of [remapped, stepped]) {
+    t.is(got.rowCount, kept.length);
+    t.deepEqual(got.partitionSizes(), rebuilt.partitionSizes());
+    for (const q of queries) {
+      for (const refineFactor of [0, 10]) {
+        const a = got.search(q, { k: 10, refineFactor, source: subSource });
+        const b = rebuilt.search(q, { k: 10, refineFactor, source: subSource });
+        t.deepEqual(Array.from(a.positions), Array.from(b.positions));
+        t.deepEqual(Array.from(a.distances), Array.from(b.distances));
+      }
     }
   }
 });
