@@ -94,3 +94,48 @@ test.serial('a dropped index gives its chunks back once it is garbage', async (t
   t.true(slabChunkStats.reused > reused0);
   t.deepEqual(fingerprint(got), fingerprint(build(DOCS)));
 });
+
+/** Row by row, the forward index's terms of `index` (as strings, sorted) against the words of `docs[i]` at position `at(i)` (-1: dropped). */
+function forwardMismatches(index: InvertedIndex, docs: readonly string[], at: (i: number) => number): number {
+  const fwd = index.forwardIndex();
+  const termOf = new Map<number, string>();
+  for (const w of Z.vocab) if (index.termIdOf(w) >= 0) termOf.set(index.termIdOf(w), w);
+  let bad = 0;
+  docs.forEach((doc, i) => {
+    const pos = at(i);
+    if (pos < 0) return;
+    const r = pos - index.basePosition;
+    const got: string[] = [];
+    for (let k = fwd.start(r); k < fwd.end(r); k++) got.push(termOf.get(fwd.id(k)) ?? `?${fwd.id(k)}`);
+    if (got.sort().join() !== [...new Set(doc.split(' '))].sort().join()) bad++;
+  });
+  return bad;
+}
+
+test.serial('forward indexes live in pooled chunks: built and remapped in poisoned reused memory, and kept while their index lives', async (t) => {
+  v8.setFlagsFromString('--expose-gc');
+  const gc = vm.runInNewContext('gc') as () => void;
+  runSteps(build(OTHER).sealSteps(Infinity));
+  fillIdleSlabChunksForTests(0xffffffff);
+  const reused0 = slabChunkStats.reused;
+  const index = build(OTHER);
+  t.true(slabChunkStats.reused > reused0, 'the index took recycled chunks');
+  t.true(index.forwardIndex().chunks.length >= 2, 'a forward index of several chunks');
+  // Other forward indexes become garbage and their chunks go to the pool, which is poisoned each
+  // time: the live index's chunks must not be among them.
+  const recycled0 = slabChunkStats.recycled + slabChunkStats.dropped;
+  for (let i = 0; i < 4; i++) {
+    (() => build(DOCS))();
+    gc();
+    await new Promise((r) => setTimeout(r, 10));
+    fillIdleSlabChunksForTests(0xffffffff);
+  }
+  t.true(slabChunkStats.recycled + slabChunkStats.dropped > recycled0, 'dropped indexes gave chunks back');
+  t.is(forwardMismatches(index, OTHER, (i) => i), 0, 'rows whose forward terms differ from their words');
+  // A flush's remap (every third row dropped) writes a new forward index into reused chunks.
+  const map = Int32Array.from({ length: OTHER.length }, (_, i) => (i % 3 === 1 ? -1 : i - Math.floor((i + 1) / 3)));
+  const remapped = runSteps(index.remapSteps(map, 20_000));
+  fillIdleSlabChunksForTests(0xffffffff);
+  t.is(forwardMismatches(remapped, OTHER, (i) => map[i]!), 0, 'remapped rows whose forward terms differ');
+  t.is(forwardMismatches(index, OTHER, (i) => i), 0, 'the MemTable index, still read after the remap');
+});
