@@ -11,27 +11,15 @@
  * With this, a cleared row costs one contiguous read of its ~20 ids, once for all terms.
  * Memory: 4 bytes per distinct term of a document, plus 4 per row.
  */
-import { recycleChunksWithOwner, SLAB_CHUNK_ENTRIES, takeSlabChunk } from './slab-allocator.js';
-
 export const CHUNK_SHIFT = 18;
 export const CHUNK_MASK = (1 << CHUNK_SHIFT) - 1;
 const CHUNK = 1 << CHUNK_SHIFT;
-if (CHUNK !== SLAB_CHUNK_ENTRIES) throw new Error('forward index chunks must be slab chunks');
 
 export class RowTerms {
   /** offsets[r] = start of row r's ids; valid for r ≤ rows. */
   offsets: Uint32Array = new Uint32Array(17);
-  /**
-   * The id sequence, CHUNK entries a chunk: the full-text slab's chunks (slab-allocator.ts), from
-   * its pool and back to it once this forward index is garbage (a MemTable's, ~18 chunks a
-   * 200 000 rows, and its remapped copy at each flush were fresh memory: ~9 000 page faults a
-   * flush, up to 17 ms of one ingest turn). Entries past `used` are a former owner's.
-   */
+  /** The id sequence, CHUNK entries a chunk. */
   readonly chunks: Uint32Array[] = [];
-
-  constructor() {
-    recycleChunksWithOwner(this, this.chunks);
-  }
   /** Rows closed (their ids final); ids appended now belong to row `rows`. */
   rows = 0;
   private used = 0;
@@ -71,7 +59,7 @@ export class RowTerms {
       stamp[id] = r + 1;
       if ((used & CHUNK_MASK) === 0 || chunk === undefined) {
         chunk = this.chunks[used >>> CHUNK_SHIFT];
-        if (chunk === undefined) this.chunks.push((chunk = takeSlabChunk()));
+        if (chunk === undefined) this.chunks.push((chunk = new Uint32Array(CHUNK)));
       }
       chunk[used & CHUNK_MASK] = id;
       used++;
@@ -111,7 +99,7 @@ export class RowTerms {
       }
     }
     for (let r = 0; r < span; r++) offsets[r + 1]! += offsets[r]!;
-    for (let k = 0; k < total; k += CHUNK) out.chunks.push(takeSlabChunk());
+    for (let k = 0; k < total; k += CHUNK) out.chunks.push(new Uint32Array(CHUNK));
     const chunks = out.chunks;
     const cursor = offsets.slice(0, Math.max(1, span));
     for (let id = 0; id < termCount; id++) {
@@ -146,7 +134,7 @@ export class RowTerms {
     const limit = Math.min(this.rows, newPosition.length - base);
     let total = 0;
     for (let i = 0; i < limit; i++) if (newPosition[base + i]! >= 0) total += this.offsets[i + 1]! - this.offsets[i]!;
-    for (let k = 0; k < total; k += CHUNK) out.chunks.push(takeSlabChunk());
+    for (let k = 0; k < total; k += CHUNK) out.chunks.push(new Uint32Array(CHUNK));
     const chunks = out.chunks;
     const from = this.chunks;
     let used = 0;

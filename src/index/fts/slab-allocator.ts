@@ -68,25 +68,6 @@ function recycleChunks(chunks: Uint32Array[]): void {
 /** A slab that became garbage without being recycled (a dropped MemTable's index): its chunks, which nothing else reaches, go back. */
 const unreachable = new FinalizationRegistry<Uint32Array[]>(recycleChunks);
 
-/** Chunk lists owned by something other than a slab (a forward index, row-terms.ts): all of them go back once the owner is garbage. */
-const unreachableLists = new FinalizationRegistry<Uint32Array[]>((chunks) => {
-  for (const c of chunks) giveChunk(c);
-  chunks.length = 0;
-});
-
-/** A standard chunk (`SLAB_CHUNK_ENTRIES` entries) from the pool, or fresh: it holds whatever its last owner wrote. */
-export function takeSlabChunk(): Uint32Array {
-  return takeChunk();
-}
-
-/**
- * Gives the chunks of `chunks` (the list as it is then: later pushes count) to the pool once
- * `owner` is garbage. Nothing but `owner` may reach them.
- */
-export function recycleChunksWithOwner(owner: object, chunks: Uint32Array[]): void {
-  unreachableLists.register(owner, chunks);
-}
-
 /** Test hook: fills every idle chunk with `value`, so a test sees whether stale entries are ever read. */
 export function fillIdleSlabChunksForTests(value: number): number {
   for (const c of idleChunks) c.fill(value);
