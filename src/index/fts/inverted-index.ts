@@ -13,9 +13,9 @@
  *   also recycles chunks across indexes), grow ×4 while small and ×2 from 4 096 entries; a
  *   sealed index (`sealSteps`) has them packed to their exact lengths in new chunks. An index
  *   made by `remapped` or `fromArrow` holds them as runs of two buffers instead (`runs`); either
- *   way a term's views are made when a reader first asks for them. Posting counts, token-position counts, and the largest tf /
- *   smallest document length per term (score upper bounds) live in growable `Uint32Array`s
- *   indexed by term id. Postings are appended in increasing row position, so they
+ *   way a term's views are made when a reader first asks for them. Posting counts,
+ *   token-position counts, and the largest tf / smallest document length per term (score upper
+ *   bounds) live in growable `Uint32Array`s indexed by term id. Postings are appended in increasing row position, so they
  *   are sorted.
  * - Documents: rows `base … base + span − 1`. `docLen` (tokens per row, 0 for null rows and gaps)
  *   plus prefix sums `prefDocs` (documents) and `prefTokens` (tokens, Float64 so totals beyond
@@ -286,13 +286,13 @@ interface TermBlocks {
   count: number;
 }
 
+/** How `sealSteps` sealed indexes in this process: packed into slab chunks, or into two buffers (tests read these). */
+export const ftsSealCounts = { packed: 0, runs: 0 };
 /**
  * Counters for tests and benchmarks: postings the block-max path (`runFirstTermPruned`) scored and
  * skipped; postings `runTerm` scanned touching rows or updating touched ones, touched rows it
  * looked up by galloping instead; and `search` calls.
  */
-/** How `sealSteps` sealed indexes in this process: packed into slab chunks, or into two buffers (tests read these). */
-export const ftsSealCounts = { packed: 0, runs: 0 };
 export const ftsSearchWork = { prunedScored: 0, prunedSkipped: 0, touchScanned: 0, updateScanned: 0, galloped: 0, searches: 0 };
 
 /** Postings per block of the block-max bounds. */
