@@ -15,8 +15,8 @@
  *   made by `remapped` or `fromArrow` holds them as runs of two buffers instead (`runs`); either
  *   way a term's views are made when a reader first asks for them. Posting counts,
  *   token-position counts, and the largest tf / smallest document length per term (score upper
- *   bounds) live in growable `Uint32Array`s indexed by term id. Postings are appended in increasing row position, so they
- *   are sorted.
+ *   bounds) live in growable `Uint32Array`s indexed by term id. Postings are appended in
+ *   increasing row position, so they are sorted.
  * - Documents: rows `base … base + span − 1`. `docLen` (tokens per row, 0 for null rows and gaps)
  *   plus prefix sums `prefDocs` (documents) and `prefTokens` (tokens, Float64 so totals beyond
  *   2^32 stay exact) make `stats(…, maxPosition)` O(terms × log postings).
