@@ -13,11 +13,13 @@
  * change to the write path can be checked to give identical output.
  *
  * Knobs: N=100000 ROUNDS=5 BATCH=1000 VOCAB=50000 MIN_WORDS=8 MAX_WORDS=40 INPUT=arrow|strings|tokenized
- * DIGEST=1. Run with --expose-gc (the npm script does) so that rounds start from a collected heap.
+ * DIGEST=1 SEAL=1 (after each round, also time what a flush does with the index: `sealSteps` and
+ * `toArrowSteps`, run through, the sidecar arrays from a reused pool as `writeGeneration` takes them). Run with --expose-gc (the npm script does) so that rounds start from a collected heap.
  * For a profile: `node --cpu-prof --import=tsx bench/fts-add.bench.ts`.
  */
 import os from 'node:os';
 import { Data, makeData, tableToIPC, Utf8 } from 'apache-arrow';
+import { runSteps } from '../src/util/steps.js';
 import { InvertedIndex } from '../src/index/fts/inverted-index.js';
 import { LexiconMirror, tokenizeRows, type TokenizedRows } from '../src/index/fts/row-tokens.js';
 import { envNumber } from './env.js';
@@ -31,6 +33,7 @@ const MIN_WORDS = envNumber('MIN_WORDS', 8);
 const MAX_WORDS = envNumber('MAX_WORDS', 40);
 const INPUT = process.env.INPUT ?? 'arrow';
 const DIGEST = envNumber('DIGEST', 1);
+const SEAL = envNumber('SEAL', 0);
 
 const encoder = new TextEncoder();
 const gc = (globalThis as { gc?: () => void }).gc;
@@ -85,6 +88,16 @@ function main(): void {
     console.log(`tokenized in ${(performance.now() - t0).toFixed(0)} ms (${(((performance.now() - t0) * 1000) / N).toFixed(2)} µs/doc, first pass)`);
   }
   const usPerDoc: number[] = [];
+  const sealMs: number[] = [];
+  const arrowMs: number[] = [];
+  // SEAL=1: toArrowSteps' three large arrays from memory reused round to round (as writeGeneration's pool does).
+  const sidecarPool: Uint32Array[] = [];
+  let sidecarNext = 0;
+  const takeSidecar = (n: number): Uint32Array => {
+    const i = sidecarNext++;
+    if (sidecarPool[i] === undefined || sidecarPool[i]!.length < n) sidecarPool[i] = new Uint32Array(n);
+    return sidecarPool[i]!.subarray(0, n);
+  };
   const cpuUsPerDoc: number[] = [];
   let last: InvertedIndex | undefined;
   for (let r = 0; r < ROUNDS; r++) {
@@ -116,7 +129,22 @@ function main(): void {
       `round ${r + 1}: ${ms.toFixed(0)} ms wall, ${((cu.user + cu.system) / 1000).toFixed(0)} ms CPU; ` +
         `${us.toFixed(2)} µs/doc, ${((ms * 1e6) / tokens).toFixed(0)} ns/token wall (CPU ${((cu.user + cu.system) / N).toFixed(2)} µs/doc, ${(((cu.user + cu.system) * 1000) / tokens).toFixed(0)} ns/token), ${index.termCount} terms`,
     );
+    if (SEAL) {
+      const s0 = performance.now();
+      runSteps(index.sealSteps());
+      const s1 = performance.now();
+      runSteps(index.toArrowSteps(1 << 17, takeSidecar));
+      const s2 = performance.now();
+      sealMs.push(s1 - s0);
+      arrowMs.push(s2 - s1);
+      console.log(`  flush: sealSteps ${(s1 - s0).toFixed(1)} ms, toArrowSteps ${(s2 - s1).toFixed(1)} ms (${(((s2 - s0) * 1000) / N).toFixed(2)} µs/doc)`);
+      sidecarNext = 0;
+    }
     last = index;
+  }
+  if (SEAL) {
+    const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    console.log(`flush median: sealSteps ${med(sealMs).toFixed(1)} ms, toArrowSteps ${med(arrowMs).toFixed(1)} ms`);
   }
   const perTok = (us: number) => ((us * 1000 * N) / words).toFixed(0);
   const summary = (name: string, xs: number[]) => {

@@ -20,8 +20,8 @@
  * (`setFileWriteWorkerEnabled(false)`, QUIVER_FILE_WORKER=0) and after MAX_FAILURES failed
  * workers: the store then writes through `fs.promises` itself.
  *
- * The data is copied once into a buffer that is transferred (the caller keeps its own) and comes
- * back with the answer, for the next write (util/buffer-pool.ts), so only writes of up to
+ * The data is copied once into a buffer of shared memory that goes to the worker (the caller
+ * keeps its own) and comes back with the answer, for the next write (util/buffer-pool.ts), so only writes of up to
  * OFF_THREAD_MAX_BYTES come here: a large object's copy would stall the loop
  * longer than its steps' turns cost it. A worker that dies with jobs out leaves their outcome
  * unknown (the object may or may not have been published): they fail as unavailable, never
@@ -31,7 +31,7 @@
 import { closeSync, constants as fsc, fsyncSync, linkSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import * as path from 'node:path';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
-import { BufferPool } from '../util/buffer-pool.js';
+import { BufferPool, transferable } from '../util/buffer-pool.js';
 import { SingleWorker } from '../util/single-worker.js';
 
 /** Marks the worker's `workerData`, so importing this file in some other worker does nothing. */
@@ -73,19 +73,20 @@ interface Request {
   data: Uint8Array;
 }
 
-/** `buffer`: the request's data buffer, transferred back for reuse. */
+/** `buffer`: the request's data buffer (shared memory), handed back for reuse. */
 type Reply = { ready: true } | { id: number; outcome: FileWriteOutcome; buffer?: ArrayBuffer };
 
 /**
  * What the worker did in this process (tests and benchmarks read these, never timings):
- * `buffersBack` counts data buffers it handed back, `buffersReused` writes that took one of them.
+ * `buffersBack` counts data buffers it handed back (`sharedBack` of them shared memory, see
+ * util/buffer-pool.ts), `buffersReused` writes that took one of them.
  */
-export const fileWriteWorkerStats = { jobs: 0, bytes: 0, workersStarted: 0, workersFailed: 0, buffersBack: 0, buffersReused: 0 };
+export const fileWriteWorkerStats = { jobs: 0, bytes: 0, workersStarted: 0, workersFailed: 0, buffersBack: 0, sharedBack: 0, buffersReused: 0 };
 
 let writesSeen = 0;
 
 /** The buffers writes carry to the worker and back (a write's is reused once it has come back). */
-const transferBuffers = new BufferPool(64 * 1024, 32 * 1024 * 1024);
+const transferBuffers = new BufferPool(64 * 1024, 32 * 1024 * 1024, true);
 
 const worker = new SingleWorker<Request, Exclude<Reply, { ready: true }>>({
   moduleUrl: import.meta.url,
@@ -131,6 +132,7 @@ export function writeOffThread(w: FileWrite): Promise<FileWriteOutcome> | undefi
   return reply.then((r) => {
     if (r.buffer !== undefined) {
       fileWriteWorkerStats.buffersBack++;
+      if (r.buffer instanceof SharedArrayBuffer) fileWriteWorkerStats.sharedBack++;
       transferBuffers.give(new Uint8Array(r.buffer));
     }
     return r.outcome;
@@ -217,7 +219,7 @@ if (!isMainThread && parentPort && (workerData as { role?: string } | undefined)
     }
     // The data's buffer goes back (the write is done with it), to carry a later write.
     const buffer = r.data.buffer as ArrayBuffer;
-    port.postMessage({ id: r.id, outcome, buffer } satisfies Reply, [buffer]);
+    port.postMessage({ id: r.id, outcome, buffer } satisfies Reply, transferable([buffer]));
   });
   port.postMessage({ ready: true } satisfies Reply);
 }

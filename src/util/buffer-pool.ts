@@ -13,7 +13,17 @@
  * The same holds for a buffer a worker job carries: a fresh one per job page-faults as it is
  * filled and adds to V8's external memory, whose growth triggers garbage collections (an ingest
  * of 100 000 rows sent ~120 MB of fresh buffers to the two workers). A job's buffer is therefore
- * taken here, transferred to the worker, transferred back with its answer and given back.
+ * taken here, sent to the worker, sent back with its answer and given back.
+ *
+ * A pool whose buffers cross threads is `shared`: its memory is a SharedArrayBuffer, posted to
+ * the worker and back rather than transferred. A transferred buffer arrives as a new ArrayBuffer
+ * whose length V8 counts as external memory of the receiving thread's young generation until it
+ * is sent on again, and once such memory passes 32 MiB an allocation starts a scavenge
+ * ("external memory pressure"): the main thread ran 21–25 of them per 200 000 indexed rows
+ * ingested (bench/dev-ingest.ts, --trace-gc), 1–2 with shared pools. V8 does not count shared
+ * memory against a thread, so its round trips cost the collector nothing. (The 6–8 mark-compacts
+ * per 200 000 rows, started by the old generation's limit, are unchanged.) `transferable` drops
+ * shared buffers from a transfer list, where they may not be.
  *
  * One pool per use serves the whole process, so idle buffers stay bounded by `maxIdleBytes`
  * however many regions are open. Small buffers skip the pool: their allocation is cheap.
@@ -33,6 +43,8 @@ export class BufferPool {
     readonly minPooledSize = 256 * 1024,
     /** Upper bound on the bytes of idle buffers kept for reuse. */
     readonly maxIdleBytes = 64 * MiB,
+    /** Pooled buffers are SharedArrayBuffer memory (buffers that go to worker threads and back). */
+    readonly shared = false,
   ) {}
 
   /** A buffer of at least `size` bytes (contents undefined). */
@@ -54,7 +66,8 @@ export class BufferPool {
     // (the usual case under a steady load) fit each other's buffers. Not further: a fresh buffer
     // is zeroed, and first-touch page faults cost the whole length.
     this.fresh++;
-    return new Uint8Array(size < MiB ? 2 ** Math.ceil(Math.log2(size)) : Math.ceil(size / MiB) * MiB);
+    const bytes = size < MiB ? 2 ** Math.ceil(Math.log2(size)) : Math.ceil(size / MiB) * MiB;
+    return new Uint8Array(this.shared ? new SharedArrayBuffer(bytes) : new ArrayBuffer(bytes));
   }
 
   /** Returns a buffer obtained from `take` (pass the whole buffer or any view of it). */
@@ -72,4 +85,14 @@ export class BufferPool {
   get idleByteLength(): number {
     return this.idleBytes;
   }
+}
+
+/**
+ * The buffers of `buffers` that a `postMessage` can transfer: shared memory is posted as it is
+ * (it may not be in a transfer list, and needs no transfer to be seen by the other side).
+ */
+export function transferable(buffers: readonly ArrayBufferLike[]): ArrayBuffer[] {
+  const out: ArrayBuffer[] = [];
+  for (const b of buffers) if (!(b instanceof SharedArrayBuffer)) out.push(b as ArrayBuffer);
+  return out;
 }

@@ -9,6 +9,7 @@
  * The worker side posts `{ ready: true }` once, then one reply `{ id, … }` per request.
  */
 import type { Worker } from 'node:worker_threads';
+import { transferable } from './buffer-pool.js';
 import { startModuleWorker } from './module-worker.js';
 
 export interface SingleWorkerOptions {
@@ -73,10 +74,10 @@ export class SingleWorker<Req extends { id: number }, R extends { id: number }> 
    * Sends `request` to the ready worker (see `takesJobs`): throws when it cannot be sent, and the
    * answer rejects if the worker dies first.
    */
-  post(request: Req, transfer: ArrayBuffer[]): Promise<R> {
+  post(request: Req, transfer: readonly ArrayBufferLike[]): Promise<R> {
     const p = this.pool;
     if (!p?.ready) throw new Error('no worker ready');
-    p.worker.postMessage(request, transfer);
+    p.worker.postMessage(request, transferable(transfer));
     if (p.jobs.size === 0) p.worker.ref();
     return new Promise<R>((resolve, reject) => p.jobs.set(request.id, { resolve, reject }));
   }

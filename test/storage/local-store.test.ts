@@ -86,6 +86,7 @@ test.serial('local: writes carry their bytes to the worker in buffers that come 
   await store.put('warm', bytes(0)); // the directory exists
   const jobs0 = fileWriteWorkerStats.jobs;
   const back0 = fileWriteWorkerStats.buffersBack;
+  const shared0 = fileWriteWorkerStats.sharedBack;
   const reused0 = fileWriteWorkerStats.buffersReused;
   // A large write, then smaller ones: each must be its own bytes, never a longer buffer's tail.
   const sizes = [3 << 20, 300 * 1024, (2 << 20) + 5, 70 * 1024, 1 << 20];
@@ -93,6 +94,7 @@ test.serial('local: writes carry their bytes to the worker in buffers that come 
   for (const [i, data] of expected.entries()) await store.putIfAbsent(`obj/${i}`, data);
   t.is(fileWriteWorkerStats.jobs - jobs0, sizes.length, 'every write went to the worker');
   t.is(fileWriteWorkerStats.buffersBack - back0, sizes.length, 'every buffer came back');
+  t.is(fileWriteWorkerStats.sharedBack - shared0, sizes.length, 'as shared memory (no transfer for the collector to count)');
   t.true(fileWriteWorkerStats.buffersReused - reused0 >= sizes.length - 1, 'every write after the first reused a buffer');
   for (const [i, data] of expected.entries()) t.true(Buffer.from(await store.get(`obj/${i}`)).equals(data), `object ${i}: exactly its own bytes`);
 });

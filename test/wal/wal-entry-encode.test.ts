@@ -9,7 +9,8 @@ import { Dictionary, Field, Int32, RecordBatch, RecordBatchStreamWriter, Schema,
 import { RegionLayout } from '../../src/wal/region-layout.js';
 import { MemoryObjectStore } from '../../src/storage/memory-store.js';
 import { TableSchema } from '../../src/schema/table-schema.js';
-import { BufferPool } from '../../src/util/buffer-pool.js';
+import { MessageChannel } from 'node:worker_threads';
+import { BufferPool, transferable } from '../../src/util/buffer-pool.js';
 import { walEntryBuffers } from '../../src/wal/entry-buffer-pool.js';
 import { WalAppender } from '../../src/wal/wal-appender.js';
 import { decodeWalEntry, encodeWalEntry, WAL_TRAILER_BYTES, WRITER_EPOCH_KEY, WRITER_ID_KEY } from '../../src/wal/wal-entry.js';
@@ -128,6 +129,29 @@ test('buffer pool: reuses the smallest fitting buffer, bounds idle bytes, skips 
   pool.give(pool.take(6 * MiB));
   pool.give(pool.take(7 * MiB - 1)); // 6 + 7 MiB > 8 MiB: the smaller one is dropped
   t.is(pool.idleByteLength, 7 * MiB);
+});
+
+test('buffer pool: a shared pool hands out shared memory, which a post shares and a transfer list leaves out', async (t) => {
+  const pool = new BufferPool(64 * 1024, 1 << 20, true);
+  const a = pool.take(100 * 1024);
+  t.true(a.buffer instanceof SharedArrayBuffer);
+  t.is(a.byteLength, 128 * 1024);
+  t.false(pool.take(1000).buffer instanceof SharedArrayBuffer, 'small sizes are not pooled, so not shared');
+  pool.give(a.subarray(5));
+  t.is(pool.take(70 * 1024).buffer, a.buffer, 'reused');
+  t.false(new BufferPool().take(300 * 1024).buffer instanceof SharedArrayBuffer, 'pools are not shared by default');
+
+  const plain = new Uint8Array(16);
+  t.deepEqual(transferable([a.buffer, plain.buffer]), [plain.buffer]);
+  const { port1, port2 } = new MessageChannel();
+  t.teardown(() => port1.close());
+  const got = new Promise<{ shared: Uint8Array; plain: Uint8Array }>((resolve) => port2.once('message', resolve));
+  port1.postMessage({ shared: a, plain }, transferable([a.buffer, plain.buffer]));
+  const m = await got;
+  t.is(plain.byteLength, 0, 'the plain buffer was transferred');
+  t.is(a.byteLength, 128 * 1024, 'the shared one was not');
+  m.shared[7] = 42;
+  t.is(a[7], 42, 'the receiver writes the sender’s memory');
 });
 
 test('appender: entries encoded into reused buffers read back intact', async (t) => {

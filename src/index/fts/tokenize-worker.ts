@@ -12,9 +12,9 @@
  * sent. Every answer feeds the client's `LexiconMirror` for its tokenizer configuration, in that
  * order, before anyone reads it — also the answers of jobs that were meanwhile done here.
  *
- * What crosses the thread boundary: the chunk's text bytes and offsets (copied into one buffer,
- * transferred) and its validity bits; back come the token ids and positions (one buffer,
- * transferred) and the terms new to the mirror. The buffers go round rather than being made
+ * What crosses the thread boundary: the chunk's text bytes and offsets (copied into one buffer
+ * of shared memory, util/buffer-pool.ts) and its validity bits; back come the token ids and
+ * positions (one buffer, shared memory too) and the terms new to the mirror. The buffers go round rather than being made
  * fresh for every job (fresh memory page-faults as it fills: ~0.1 fault a row ingested, ~1 µs a
  * row on the VMs this project is measured on): the worker sends the text buffer back with its
  * answer, the caller hands the tokens' buffer back once the rows are indexed
@@ -27,7 +27,7 @@
  */
 import { type Data, type Utf8 } from 'apache-arrow';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
-import { BufferPool } from '../../util/buffer-pool.js';
+import { BufferPool, transferable } from '../../util/buffer-pool.js';
 import { SingleWorker } from '../../util/single-worker.js';
 import { LexiconMirror, type TakeBuffer, tokenizeRows, type TokenizedRows, utf8Rows } from './row-tokens.js';
 import { resolveTokenizerOptions, type ResolvedTokenizerOptions, type TokenizerOptions } from './tokenizer.js';
@@ -46,7 +46,7 @@ interface Request {
   offsets: Int32Array;
   validity: Uint8Array | null;
   count: number;
-  /** Buffers the worker may answer in (transferred). */
+  /** Buffers the worker may answer in (shared memory). */
   spare: ArrayBuffer[];
 }
 
@@ -64,7 +64,7 @@ export const tokenizeWorkerStats = { jobs: 0, rows: 0, failedJobs: 0, workersSta
 /** The worker instance answers come from (a new worker has a new lexicon). */
 let source = 0;
 /** This side's idle buffers: a job's text is copied into one; answers and spares come back here. */
-const buffers = new BufferPool(MIN_POOLED_BYTES, MAX_IDLE_BYTES);
+const buffers = new BufferPool(MIN_POOLED_BYTES, MAX_IDLE_BYTES, true);
 const takeBuffer: TakeBuffer = (bytes) => buffers.take(bytes).buffer as ArrayBuffer;
 function keepBuffer(b: ArrayBuffer): void {
   if (b.byteLength >= MIN_POOLED_BYTES) buffers.give(new Uint8Array(b));
@@ -163,7 +163,7 @@ function warnOnce(reason: string): void {
 if (!isMainThread && parentPort && (workerData as { role?: string } | undefined)?.role === ROLE) {
   const port = parentPort;
   // Buffers to answer in: the spares requests bring.
-  const answers = new BufferPool(MIN_POOLED_BYTES, MAX_IDLE_BYTES);
+  const answers = new BufferPool(MIN_POOLED_BYTES, MAX_IDLE_BYTES, true);
   const take: TakeBuffer = (bytes) => answers.take(bytes).buffer as ArrayBuffer;
   port.on('message', (r: Request) => {
     for (const b of r.spare) answers.give(new Uint8Array(b));
@@ -177,7 +177,7 @@ if (!isMainThread && parentPort && (workerData as { role?: string } | undefined)
       reply = { id: r.id, ok: false, message: (e as Error).message, spare };
     }
     const transfer = reply.ok ? [reply.rows.docLen.buffer, reply.rows.tokTerm.buffer, ...spare] : spare;
-    port.postMessage(reply, transfer as ArrayBuffer[]);
+    port.postMessage(reply, transferable(transfer));
   });
   port.postMessage({ ready: true } satisfies Reply);
 }

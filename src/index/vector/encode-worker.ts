@@ -10,10 +10,11 @@
  * process, started on first use and kept (unref'd while it has no job, so it never holds the
  * process open); jobs run in the order they were sent and are answered in that order.
  *
- * What crosses the thread boundary: the chunk's vectors, copied once into a buffer that is then
- * transferred (the MemTable keeps the original), its validity bits, and the model the first
- * time it is used (the worker keeps the last MODELS_KEPT, and the client mirrors that list, so
- * it knows when to send a model again); the codes come back with their buffers transferred.
+ * What crosses the thread boundary: the chunk's vectors, copied once into a buffer of shared
+ * memory that goes there and back (util/buffer-pool.ts; the MemTable keeps the original), its
+ * validity bits, and the model the first time it is used (the worker keeps the last
+ * MODELS_KEPT, and the client mirrors that list, so it knows when to send a model again); the
+ * codes come back with their buffers transferred.
  * The worker runs the same code on the same model as the calling thread would, so its codes are
  * the calling thread's, bit for bit.
  *
@@ -26,7 +27,7 @@
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { type EncodedRows, IvfPqEncoder } from './ivf-pq-encoder.js';
 import type { IvfPqModel } from './ivf-pq-model.js';
-import { BufferPool } from '../../util/buffer-pool.js';
+import { BufferPool, transferable } from '../../util/buffer-pool.js';
 import { SingleWorker } from '../../util/single-worker.js';
 import type { VectorChunk } from './vector-source.js';
 
@@ -49,21 +50,22 @@ interface Request {
   bitOffset: number;
 }
 
-/** `buffer`: the request's vector buffer, transferred back for reuse. */
+/** `buffer`: the request's vector buffer (shared memory), handed back for reuse. */
 type Reply = { ready: true } | { id: number; ok: true; rows: EncodedRows; buffer?: ArrayBuffer } | { id: number; ok: false; message: string; buffer?: ArrayBuffer };
 
 /**
  * What the encode worker did in this process (tests and benchmarks read these, never timings):
- * `buffersBack` counts vector buffers it handed back, `buffersReused` jobs that took one of them.
+ * `buffersBack` counts vector buffers it handed back (`sharedBack` of them shared memory, see
+ * util/buffer-pool.ts), `buffersReused` jobs that took one of them.
  */
-export const encodeWorkerStats = { jobs: 0, rows: 0, failedJobs: 0, workersStarted: 0, workersFailed: 0, buffersBack: 0, buffersReused: 0 };
+export const encodeWorkerStats = { jobs: 0, rows: 0, failedJobs: 0, workersStarted: 0, workersFailed: 0, buffersBack: 0, sharedBack: 0, buffersReused: 0 };
 
 /** Model ids the current worker holds, oldest first (the worker evicts the same way). */
 let held: number[] = [];
 let nextModel = 1;
 const modelIds = new WeakMap<IvfPqModel, number>();
 /** The buffers jobs carry their vectors in, to the worker and back (reused: see util/buffer-pool.ts). */
-const vectorBuffers = new BufferPool(64 * 1024, 32 * 1024 * 1024);
+const vectorBuffers = new BufferPool(64 * 1024, 32 * 1024 * 1024, true);
 
 const worker = new SingleWorker<Request, Exclude<Reply, { ready: true }>>({
   moduleUrl: import.meta.url,
@@ -110,6 +112,7 @@ export function encodeOffThread(model: IvfPqModel, chunk: VectorChunk): Promise<
     (r) => {
       if (r.buffer !== undefined) {
         encodeWorkerStats.buffersBack++;
+        if (r.buffer instanceof SharedArrayBuffer) encodeWorkerStats.sharedBack++;
         vectorBuffers.give(new Uint8Array(r.buffer));
       }
       if (r.ok) {
@@ -173,7 +176,7 @@ if (!isMainThread && parentPort && (workerData as { role?: string } | undefined)
     // The vectors' buffer goes back (encoding is done with it), to carry a later job.
     reply.buffer = r.data.buffer as ArrayBuffer;
     const transfer = reply.ok ? [reply.rows.positions.buffer, reply.rows.partitions.buffer, reply.rows.codes.buffer, reply.rows.terms.buffer, reply.rows.errors.buffer, reply.buffer] : [reply.buffer];
-    port.postMessage(reply, transfer as ArrayBuffer[]);
+    port.postMessage(reply, transferable(transfer));
   });
   port.postMessage({ ready: true } satisfies Reply);
 }

@@ -166,6 +166,11 @@ test('rows tokenized by the real worker thread build the same index', async (t) 
   const rowsBefore = tokenizeWorkerStats.rows;
   const answers = await Promise.all(chunks.map((d) => tokenizeOffThread({}, d)!));
   t.is(tokenizeWorkerStats.rows - rowsBefore, chunks.reduce((n, d) => n + d.length, 0));
+  // Answers of pooled size come in shared memory (util/buffer-pool.ts): nothing transferred for
+  // the collector to count.
+  const pooled = answers.filter((a) => a.rows.tokTerm.buffer.byteLength >= 16 * 1024);
+  t.true(pooled.length > 0);
+  for (const a of pooled) t.true(a.rows.tokTerm.buffer instanceof SharedArrayBuffer);
   const byAdd = new InvertedIndex();
   const byTokens = new InvertedIndex();
   let pos = 0;

@@ -204,6 +204,7 @@ test('the encode worker returns the codes this thread computes, bit for bit', as
 test.serial('jobs carry their vectors in buffers that come back and are reused, and a reused buffer holds only its own job’s vectors', async (t) => {
   t.true(await encodeWorkerReady(), 'a worker thread starts');
   const back0 = encodeWorkerStats.buffersBack;
+  const shared0 = encodeWorkerStats.sharedBack;
   const reused0 = encodeWorkerStats.buffersReused;
   // Large chunks first, then smaller ones into the same (larger) buffers: a reused buffer's
   // stale tail must never be read as vectors.
@@ -215,6 +216,7 @@ test.serial('jobs carry their vectors in buffers that come back and are reused, 
     t.deepEqual(await pending, IvfPqEncoder.of(model).encode(chunk), `chunk of ${count} rows`);
   }
   t.is(encodeWorkerStats.buffersBack - back0, sizes.length, 'every job handed its buffer back');
+  t.is(encodeWorkerStats.sharedBack - shared0, sizes.length, 'as shared memory (no transfer for the collector to count)');
   t.true(encodeWorkerStats.buffersReused - reused0 >= sizes.length - 1, 'every job after the first took a buffer that came back');
 });
 
