@@ -33,7 +33,9 @@
  *     Vector recall is checked afterwards by replaying the puts on the in-memory rows;
  *  5. every size in SEARCH_SIZES (default 10 000, 100 000, SEARCH_ROWS), to see how cost grows;
  *  6. at the largest size, the same rows in ONE generation (same training tenth, one flush) plus
- *     the same 5 % upserts in the MemTable, for vector and text, against ten generations;
+ *     the same 5 % upserts in the MemTable, for vector and text, against ten generations —
+ *     each table in its own phase, then the same queries interleaved on both tables (which
+ *     goes first alternating), the measure the goal is judged on;
  *  7. `flush()` of 200 000 indexed rows: a fresh table, put 200 000 rows, create the three
  *     indexes (the model trains on them), time `flush()`;
  *  8. the event loop's longest stall during `createIndex('vector', { type: 'ivf_pq' })` on a
@@ -455,6 +457,52 @@ async function textCase(table: Table, w: Workload, filter: boolean, label: strin
     await table.search(req(w.textQueries[qi++ % w.textQueries.length]));
   });
   return { c: { name: `BM25 top-${K}${filter ? ` + ${FILTER}` : ''}`, kind: 'text', filter, latency: latencyOf(ms), meanHits: hits / ms.length, benny }, ids, scores };
+}
+
+/** Ten generations against one, measured in one loop (see `pairedTenVsOne`). */
+interface PairedCase {
+  name: string;
+  kind: 'vector' | 'text';
+  filter: boolean;
+  ten: Latency;
+  one: Latency;
+}
+
+/**
+ * The ten- and one-generation tables' queries interleaved: each query runs on both, which table
+ * goes first alternating from query to query, so both see the same machine. Measured one after
+ * the other (`vectorCase` on one table, later on the other), the ratio moved with this VM's
+ * drift between the phases: the same code gave 1.11× and 1.54× for vector at 1M in two runs.
+ */
+async function pairedTenVsOne(ten: Table, one: Table, w: Workload): Promise<PairedCase[]> {
+  const out: PairedCase[] = [];
+  for (const kind of ['vector', 'text'] as const) {
+    for (const filter of [false, true]) {
+      const reqs =
+        kind === 'vector'
+          ? w.vectorQueries.map((q) => ({ vector: { column: 'vector', query: q }, k: K, ...(filter ? { filter: FILTER } : {}) }))
+          : w.textQueries.map((q) => ({ text: { column: 'body', query: q }, k: K, ...(filter ? { filter: FILTER } : {}) }));
+      const warm =
+        kind === 'vector'
+          ? w.vectorWarmup.map((q) => ({ vector: { column: 'vector', query: q }, k: K, ...(filter ? { filter: FILTER } : {}) }))
+          : w.textWarmup.map((q) => ({ text: { column: 'body', query: q }, k: K, ...(filter ? { filter: FILTER } : {}) }));
+      for (const r of warm) {
+        await ten.search(r);
+        await one.search(r);
+      }
+      const tenMs: number[] = [];
+      const oneMs: number[] = [];
+      for (let i = 0; i < reqs.length; i++) {
+        for (const [table, ms] of i % 2 === 0 ? ([[ten, tenMs], [one, oneMs]] as const) : ([[one, oneMs], [ten, tenMs]] as const)) {
+          const t = performance.now();
+          await table.search(reqs[i]);
+          ms.push(performance.now() - t);
+        }
+      }
+      out.push({ name: `${kind === 'vector' ? 'vector' : 'BM25'} top-${K}${filter ? ` + ${FILTER}` : ''}`, kind, filter, ten: latencyOf(tenMs), one: latencyOf(oneMs) });
+    }
+  }
+  return out;
 }
 
 interface PutCase {
@@ -906,7 +954,7 @@ interface SizeResult {
   build: BuildReport;
   cases: SearchCase[];
   putBetween: PutCase[];
-  oneGeneration?: { build: BuildReport; cases: SearchCase[]; agreementWithTen: { vector: number; text: number; textScoresEqual: number } };
+  oneGeneration?: { build: BuildReport; cases: SearchCase[]; /** Absent in results from before it was measured. */ paired?: PairedCase[]; agreementWithTen: { vector: number; text: number; textScoresEqual: number } };
   lancedb?: StoredPeer;
   lancedbError?: string;
 }
@@ -947,8 +995,10 @@ async function main(): Promise<void> {
           const ot = await textCase(one.table, w, false, label1);
           const otf = await textCase(one.table, w, true, label1);
           const agree = (a: number[][], b: number[][]) => a.reduce((s, x, i) => s + recallOf(x, b[i]), 0) / a.length;
-          result.oneGeneration = { build: one.build, cases: [ov.c, ovf.c, ot.c, otf.c], agreementWithTen: { vector: agree(ov.ids, v.ids), text: agree(ot.ids, tx.ids), textScoresEqual: sameScores(ot.scores, tx.scores) } };
+          const paired = await pairedTenVsOne(table, one.table, w);
+          result.oneGeneration = { build: one.build, cases: [ov.c, ovf.c, ot.c, otf.c], paired, agreementWithTen: { vector: agree(ov.ids, v.ids), text: agree(ot.ids, tx.ids), textScoresEqual: sameScores(ot.scores, tx.scores) } };
           for (const c of result.oneGeneration.cases) log(`${n} rows, one generation: ${c.name}: p50 ${f(c.latency.p50, 3)} ms, p99 ${f(c.latency.p99, 3)} ms${c.recall !== undefined ? `, recall@10 ${f(c.recall, 4)}` : ''}`);
+          for (const c of paired) log(`${n} rows, ten vs one generation interleaved: ${c.name}: p50 ${f(c.ten.p50, 3)} / ${f(c.one.p50, 3)} ms = ${f(c.ten.p50 / c.one.p50, 2)}×`);
           await one.table.close();
         }
         result.putBetween = await putBetweenCases(table, w, v.c.latency.p50, tx.c.latency.p50);
@@ -1029,10 +1079,17 @@ function evaluateGoals(sizes: SizeResult[], writes: WriteCases | undefined): Ver
     }
     if (largest.oneGeneration) {
       for (const kind of ['vector', 'text'] as const) {
+        // Judged on the interleaved measurement (`pairedTenVsOne`); the separate phases' ratio is beside it.
+        const pair = largest.oneGeneration.paired?.find((c) => c.kind === kind && !c.filter);
         const ten = largest.cases.find((c) => c.kind === kind && !c.filter)!;
         const one = largest.oneGeneration.cases.find((c) => c.kind === kind && !c.filter)!;
-        const ratio = ten.latency.p50 / one.latency.p50;
-        v.push({ goal: `${kind === 'vector' ? 'vector' : 'BM25'}: ten generations within ${GOALS.tenVsOne}× of one (p50, ${at})`, measured: `${f(ten.latency.p50, 2)} / ${f(one.latency.p50, 2)} ms = ${f(ratio, 2)}×`, ok: ratio <= GOALS.tenVsOne });
+        const separate = `${f(ten.latency.p50, 2)} / ${f(one.latency.p50, 2)} ms = ${f(ten.latency.p50 / one.latency.p50, 2)}×`;
+        const ratio = pair ? pair.ten.p50 / pair.one.p50 : ten.latency.p50 / one.latency.p50;
+        v.push({
+          goal: `${kind === 'vector' ? 'vector' : 'BM25'}: ten generations within ${GOALS.tenVsOne}× of one (p50, ${at}${pair ? ', queries interleaved' : ''})`,
+          measured: pair ? `${f(pair.ten.p50, 2)} / ${f(pair.one.p50, 2)} ms = ${f(ratio, 2)}× (in separate phases ${separate})` : separate,
+          ok: ratio <= GOALS.tenVsOne,
+        });
       }
     }
   }
@@ -1093,12 +1150,25 @@ function markdown(generatedAt: string, machine: { code: { commit: string; uncomm
     L.push('');
     L.push(`Same rows, same training tenth, same ${UPSERT_FRACTION * 100} % upserts in the MemTable; one \`flush()\` instead of ten. Top-10 id agreement between the two tables: vector ${f(og.agreementWithTen.vector, 3)}, BM25 ${f(og.agreementWithTen.text, 3)}; BM25 queries whose ten scores are equal in both (to 1e-5, so id differences are ties at the cut): ${f(og.agreementWithTen.textScoresEqual * 100, 1)} %.`);
     L.push('');
-    L.push('| case | ten gen p50 ms | one gen p50 ms | ratio | ten gen p99 | one gen p99 | recall ten / one | goal (≤ 1.5×) |');
-    L.push('| --- | --- | --- | --- | --- | --- | --- | --- |');
+    L.push('Each table measured in its own phase (the cases above, then the same on the one-generation table):');
+    L.push('');
+    L.push('| case | ten gen p50 ms | one gen p50 ms | ratio | ten gen p99 | one gen p99 | recall ten / one |');
+    L.push('| --- | --- | --- | --- | --- | --- | --- |');
     for (const one of og.cases) {
       const ten = largest.cases.find((c) => c.name === one.name)!;
       const ratio = ten.latency.p50 / one.latency.p50;
-      L.push(`| ${one.name} | ${f(ten.latency.p50, 3)} | ${f(one.latency.p50, 3)} | ${f(ratio, 2)}× | ${f(ten.latency.p99, 3)} | ${f(one.latency.p99, 3)} | ${one.recall !== undefined ? `${f(ten.recall!, 4)} / ${f(one.recall, 4)}` : '—'} | ${met(ratio <= GOALS.tenVsOne)} |`);
+      L.push(`| ${one.name} | ${f(ten.latency.p50, 3)} | ${f(one.latency.p50, 3)} | ${f(ratio, 2)}× | ${f(ten.latency.p99, 3)} | ${f(one.latency.p99, 3)} | ${one.recall !== undefined ? `${f(ten.recall!, 4)} / ${f(one.recall, 4)}` : '—'} |`);
+    }
+    if (og.paired) {
+    L.push('');
+    L.push('The same queries interleaved — each on both tables, which goes first alternating — so both see the same machine (the goal is judged on these; in separate phases the ratio moved with the VM between them):');
+    L.push('');
+    L.push('| case | ten gen p50 ms | one gen p50 ms | ratio | ten gen p99 | one gen p99 | goal (≤ 1.5×) |');
+    L.push('| --- | --- | --- | --- | --- | --- | --- |');
+    for (const c of og.paired) {
+      const ratio = c.ten.p50 / c.one.p50;
+      L.push(`| ${c.name} | ${f(c.ten.p50, 3)} | ${f(c.one.p50, 3)} | ${f(ratio, 2)}× | ${f(c.ten.p99, 3)} | ${f(c.one.p99, 3)} | ${met(ratio <= GOALS.tenVsOne)} |`);
+    }
     }
   }
   if (peer || sizes.some((s) => s.lancedb || s.lancedbError)) {
