@@ -1,9 +1,11 @@
 /**
  * Dev harness (issue 7): the fixed cost of a `table.search` around the index — snapshot, ownership
  * check, liveness, materializing — on a table small enough that the index costs next to nothing.
- * Knobs: ROWS=1000 Q=3000 KIND=key|text|vector
+ * Knobs: ROWS=1000 Q=3000 KIND=key|text|vector GENS=10|1 (generations the rows are flushed into)
+ * PROF=1 (CPU profile of the timed queries to /tmp/q/overhead.cpuprofile)
  */
-import { mkdtemp } from 'node:fs/promises';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { connect } from '../src/database.js';
@@ -20,7 +22,7 @@ const dir = await mkdtemp(path.join(os.tmpdir(), 'q-qo-'));
 const db = await connect(dir, {});
 const table = await db.createTable('t', searchSchema(DIM), { primaryKey: 'id', writer: HOLD_IN_MEMTABLE });
 const gen = searchRowGenerator(DIM);
-await buildSearchTable(table, gen, ROWS);
+await buildSearchTable(table, gen, ROWS, undefined, envNumber('GENS', 10) === 1 ? 1 : 10);
 await table.settleIndexes();
 const rng = new Rng(5);
 const req = () => {
@@ -34,6 +36,13 @@ const req = () => {
 };
 for (let i = 0; i < 500; i++) await table.search(req());
 const ms: number[] = [];
+const session = process.env.PROF === '1' ? new Session() : undefined;
+if (session) {
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 50 });
+  await session.post('Profiler.start');
+}
 const cpu0 = process.cpuUsage();
 for (let i = 0; i < Q; i++) {
   const r = req();
@@ -42,6 +51,11 @@ for (let i = 0; i < Q; i++) {
   ms.push(performance.now() - t);
 }
 const cpu = process.cpuUsage(cpu0);
+if (session) {
+  const { profile } = await session.post('Profiler.stop');
+  await mkdir('/tmp/q', { recursive: true });
+  await writeFile('/tmp/q/overhead.cpuprofile', JSON.stringify(profile));
+}
 ms.sort((a, b) => a - b);
 console.log(`${KIND} ROWS=${ROWS}: p50 ${(ms[Q >> 1] * 1000).toFixed(0)} µs, p10 ${(ms[Math.floor(Q / 10)] * 1000).toFixed(0)} µs, cpu ${((cpu.user + cpu.system) / Q).toFixed(0)} µs/query`);
 await db.close();
