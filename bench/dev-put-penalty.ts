@@ -3,7 +3,7 @@
  * generations + 5 % upserts in the MemTable (like bench:search), then times queries without and
  * with a put before each; PROF=phase writes a CPU profile of that phase only (/tmp/q/<phase>.cpuprofile).
  * Knobs: N=10000 Q=200 KIND=vector|text PROF=none|plain|put|idle|both (plain,put)|all, or a comma list FSYNC=1 ROUNDS=1 (plain, then put, per round)
- * SAMPLE_US=100; with PROF the timed queries' windows go to /tmp/q/<phase>.windows.json
+ * SAMPLE_US=100 SETTLE=gc (with --expose-gc: a full GC and 2 s pause after the build); with PROF the timed queries' windows go to /tmp/q/<phase>.windows.json
  */
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
@@ -33,6 +33,13 @@ async function main() {
   const db = await connect(dir, { fsync: envNumber('FSYNC', 1) > 0, generationCacheBytes: 2 ** 34 });
   const table = await db.createTable('t', searchSchema(DIM), { primaryKey: 'id', writer: HOLD_IN_MEMTABLE });
   await buildSearchTable(table, gen, N);
+  // SETTLE=gc (run with --expose-gc): a full collection and a pause after the build, before any query.
+  if (process.env.SETTLE === 'gc') {
+    const t0 = performance.now();
+    (globalThis as { gc?: () => void }).gc?.();
+    console.log(`settle: full GC ${(performance.now() - t0).toFixed(0)} ms`);
+    await new Promise((r) => setTimeout(r, 2000));
+  }
   const rng = new Rng(77);
   const vq = () => { const v = new Float32Array(DIM); gen.model.sample(rng, v, 0); return v; };
   const tq = () => Array.from({ length: 1 + rng.int(3) }, () => gen.vocab.sample(rng)).join(' ');

@@ -33,7 +33,8 @@
  *     Vector recall is checked afterwards by replaying the puts on the in-memory rows;
  *  5. every size in SEARCH_SIZES (default 10 000, 100 000, SEARCH_ROWS), to see how cost grows;
  *  6. at the largest size, the same rows in ONE generation (same training tenth, one flush) plus
- *     the same 5 % upserts in the MemTable, for vector and text, against ten generations —
+ *     the same 5 % upserts in the MemTable (built right after the ten-generation table, before
+ *     any query), for vector and text, against ten generations —
  *     each table in its own phase, then the same queries interleaved on both tables (which
  *     goes first alternating), the measure the goal is judged on;
  *  7. `flush()` of 200 000 indexed rows: a fresh table, put 200 000 rows, create the three
@@ -51,9 +52,9 @@
  *     index memory filling, and the tokenize worker's lexicon. Stalls: a 1 ms setInterval probe (the longest gap between its ticks) and
  *     perf_hooks' monitorEventLoopDelay max, which agree.
  *  Cases 7 and 8 run in a child process of their own (WRITE_CASES_ONLY=file), as a server's
- *  writes do: what the query cases left in this heap (the largest size's rows, ~300 MB of
- *  strings still reachable from this process) made every major collection in the ingest windows
- *  mark it.
+ *  writes do: what the query cases left in this heap made the ingest windows' major collections
+ *  mark it. The rows' JS data itself (~300 MB of body strings at 1M) is let go once a size's
+ *  tables are built (`dropRows`), so the query cases' collections do not mark it either.
  * benny: ops/s of cases 1–3 per size (BENNY_TIME s each).
  *
  * Peer (PEERS=lancedb, default when bench/peers is installed): LanceDB 0.31.0 in a child process
@@ -278,8 +279,12 @@ function recallOf(got: number[], want: number[]): number {
 interface Workload {
   n: number;
   gen: RowGenerator;
-  base: Rows;
-  upserts: Rows;
+  /**
+   * The rows (base, then the upserts), until the tables are built (`dropRows`); `workloadRows`
+   * makes them again (same seeds) for the peer.
+   */
+  base?: Rows;
+  upserts?: Rows;
   vectorQueries: Float32Array[];
   vectorWarmup: Float32Array[];
   textQueries: string[];
@@ -298,10 +303,7 @@ function makeWorkload(n: number): Workload {
     minWords: 8,
     maxWords: 40,
   };
-  const keys = Int32Array.from({ length: n }, (_, i) => i);
-  const base = makeRows(gen, new Rng(1000 + n), keys);
-  const upsertKeys = distinctKeys(new Rng(2000 + n), n, Math.round(n * UPSERT_FRACTION));
-  const upserts = makeRows(gen, new Rng(3000 + n), upsertKeys);
+  const { base, upserts } = generateRows(gen, n);
   const qrng = new Rng(4000 + n);
   const vq = (count: number) =>
     Array.from({ length: count }, () => {
@@ -328,6 +330,30 @@ function makeWorkload(n: number): Workload {
   const truth = vectorQueries.map((q) => live.exactTopK(q, K, FILTER_MIN_YEAR));
   log(`data ${n} rows generated in ${(genMs / 1000).toFixed(1)} s; exact ground truth ${((performance.now() - t1) / vectorQueries.length).toFixed(1)} ms/query; filter passes ${((100 * passing) / n).toFixed(1)} %`);
   return { n, gen, base, upserts, vectorQueries, vectorWarmup, textQueries, textWarmup, truth, live, filteredFraction: passing / n };
+}
+
+/** The workload's rows, made from fixed seeds: the same rows every time. */
+function generateRows(gen: RowGenerator, n: number): { base: Rows; upserts: Rows } {
+  const keys = Int32Array.from({ length: n }, (_, i) => i);
+  const base = makeRows(gen, new Rng(1000 + n), keys);
+  const upsertKeys = distinctKeys(new Rng(2000 + n), n, Math.round(n * UPSERT_FRACTION));
+  return { base, upserts: makeRows(gen, new Rng(3000 + n), upsertKeys) };
+}
+
+/** The workload's rows: kept ones, or made again after `dropRows`. */
+function workloadRows(w: Workload): { base: Rows; upserts: Rows } {
+  return w.base && w.upserts ? { base: w.base, upserts: w.upserts } : generateRows(w.gen, w.n);
+}
+
+/**
+ * Lets the rows go once the size's tables are built: their body strings (~300 MB at 1M rows)
+ * stayed reachable from this process through every query case, and each major collection of
+ * the query phases marked them (a server does not hold its clients' data in its heap). Ground
+ * truth, queries and the live rows' vectors and years stay.
+ */
+function dropRows(w: Workload): void {
+  w.base = undefined;
+  w.upserts = undefined;
 }
 
 interface BuildReport {
@@ -359,6 +385,7 @@ function ivfModel(table: Table): { partitions?: number; subVectors?: number } {
 /** Builds a table from the workload: `generations` flushed generations + 5 % upserts in the MemTable. */
 async function buildTable(db: Database, name: string, w: Workload, generations: number): Promise<{ table: Table; build: BuildReport }> {
   const t0 = performance.now();
+  const { base, upserts } = workloadRows(w);
   const table = await db.createTable(name, searchSchema(DIM), { primaryKey: 'id', writer: BUILD_WRITER });
   const report: BuildReport = { generationsWanted: generations, generations: 0, memtableRows: 0, putMs: 0, createIndexMs: {}, flushMs: [], upsertMs: 0, settleMs: 0, totalMs: 0, trainedAtCreateIndex: false };
   const tenth = Math.ceil(w.n / GENERATIONS);
@@ -366,7 +393,7 @@ async function buildTable(db: Database, name: string, w: Workload, generations: 
     const start = part * tenth;
     const end = Math.min(w.n, start + tenth);
     let t = performance.now();
-    await putRowRange(table, w.base, start, end, BUILD_PUT_ROWS, BUILD_INFLIGHT);
+    await putRowRange(table, base, start, end, BUILD_PUT_ROWS, BUILD_INFLIGHT);
     report.putMs += performance.now() - t;
     if (part === 0) {
       for (const [column, type] of [['vector', 'ivf_pq'], ['body', 'fts'], ['year', 'scalar']] as const) {
@@ -384,7 +411,7 @@ async function buildTable(db: Database, name: string, w: Workload, generations: 
     }
   }
   const t = performance.now();
-  await putRowRange(table, w.upserts, 0, w.upserts.ids.length, BUILD_PUT_ROWS, BUILD_INFLIGHT);
+  await putRowRange(table, upserts, 0, upserts.ids.length, BUILD_PUT_ROWS, BUILD_INFLIGHT);
   report.upsertMs = performance.now() - t;
   // Queries measure the settled table: a model grown during the build has re-encoded every
   // generation (until then a query searches both models' codes).
@@ -633,8 +660,9 @@ async function runPeer(w: Workload, dir: string): Promise<LanceDbSearchResult> {
   const basePath = path.join(dir, 'base.arrow');
   const upsertPath = path.join(dir, 'upserts.arrow');
   const queryPath = path.join(dir, 'queries.json');
-  await writeFile(basePath, tableToIPC(new ArrowTable(batches(w.base)), 'file'));
-  await writeFile(upsertPath, tableToIPC(new ArrowTable(batches(w.upserts)), 'file'));
+  const rows = workloadRows(w);
+  await writeFile(basePath, tableToIPC(new ArrowTable(batches(rows.base)), 'file'));
+  await writeFile(upsertPath, tableToIPC(new ArrowTable(batches(rows.upserts)), 'file'));
   await writeFile(
     queryPath,
     JSON.stringify({
@@ -977,6 +1005,10 @@ async function main(): Promise<void> {
       let result: SizeResult;
       try {
         const { table, build } = await buildTable(db, 'docs', w, GENERATIONS);
+        // Both tables are built before any query (the one-generation table at the largest size
+        // only), so the rows can go before the query cases (`dropRows`).
+        const one = ONE_GEN && n === LARGEST ? await buildTable(db, 'docs_one_gen', w, 1) : undefined;
+        dropRows(w);
         const label = `${n} rows, ${build.generations} gen`;
         const v = await vectorCase(table, w, false, label);
         Object.assign(build, ivfModel(table));
@@ -986,8 +1018,7 @@ async function main(): Promise<void> {
         const cases = [v.c, vf.c, tx.c, txf.c];
         for (const c of cases) log(`${n} rows, ten generations: ${c.name}: p50 ${f(c.latency.p50, 3)} ms, p99 ${f(c.latency.p99, 3)} ms${c.recall !== undefined ? `, recall@10 ${f(c.recall, 4)}` : ''}, hits ${f(c.meanHits, 1)}`);
         result = { rows: n, filteredFraction: w.filteredFraction, loadavgAtStart, build, cases, putBetween: [] };
-        if (ONE_GEN && n === LARGEST) {
-          const one = await buildTable(db, 'docs_one_gen', w, 1);
+        if (one) {
           const label1 = `${n} rows, 1 gen`;
           const ov = await vectorCase(one.table, w, false, label1);
           Object.assign(one.build, ivfModel(one.table));
