@@ -1177,7 +1177,9 @@ export class InvertedIndex {
   /** Number of postings of term `id` with position < maxPosition. */
   private postingsBelow(id: number, maxPosition: number | undefined): number {
     const c = this.postCount[id]!;
-    if (maxPosition === undefined || c === 0) return c;
+    // A cutoff past every row the index holds (a generation's, every query) keeps every
+    // posting: no look at the list (a cache miss, and a view made, per term and source).
+    if (maxPosition === undefined || c === 0 || maxPosition >= this.base + this.span) return c;
     const p = this.postOf(id);
     if (p[2 * (c - 1)]! < maxPosition) return c;
     let lo = 0;
