@@ -344,8 +344,9 @@ export function setRareTermFloor(on: boolean): boolean {
  * the first sources set the bar from documents holding only the frequent term, and every source
  * after them scans most of that term's postings (a 1–3 word BM25 query at 1M rows scanned
  * 2 229 postings a query over ten generations, 106 over one). So, for an optional-only query of
- * plain terms whose rarest term is in at least k live documents and much rarer than the rest,
- * every source is first searched for the documents holding that term (it made required: the
+ * plain terms whose rarest term is in k … k × sources live documents (spread thin: fewer than k
+ * a source on average) and much rarer than the rest, every source is first searched for the
+ * documents holding that term (it made required: the
  * same documents' full scores, the other terms' contributions included), and the k-th best of
  * those scores is a floor for the real pass. Exact: the floor is the score of k real allowed
  * documents, so at most the final k-th score.
