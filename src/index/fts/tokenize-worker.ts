@@ -12,12 +12,12 @@
  * sent. Every answer feeds the client's `LexiconMirror` for its tokenizer configuration, in that
  * order, before anyone reads it — also the answers of jobs that were meanwhile done here.
  *
- * What crosses the thread boundary: the chunk's text bytes and offsets (copied into one buffer
- * of shared memory, util/buffer-pool.ts) and its validity bits; back come the token ids and
- * positions (one buffer, shared memory too) and the terms new to the mirror. The buffers go
- * round rather than being made fresh for every job (fresh memory page-faults as it fills: ~0.1
- * fault a row ingested, ~1 µs a row on the VMs this project is measured on): the worker sends
- * the text buffer back with its answer, the caller hands the tokens' buffer back once the rows are indexed
+ * What crosses the thread boundary: the chunk's text bytes and offsets (copied into one buffer of
+ * shared memory, util/buffer-pool.ts) and its validity bits; back come the token ids and
+ * positions (one buffer, shared memory too) and the terms new to the mirror. The buffers go round
+ * rather than being made fresh for every job (fresh memory page-faults as it fills: ~0.1 fault a
+ * row ingested, ~1 µs a row on the VMs this project is measured on): the worker sends the text
+ * buffer back with its answer, the caller hands the tokens' buffer back once the rows are indexed
  * (`TokenizedElsewhere.release`), and each request carries a spare buffer for the worker's next
  * answer. `source` names the worker instance, so a restarted worker (a new lexicon) starts a new
  * mirror. No worker until it is ready, when disabled (`setTokenizeWorkerEnabled(false)`,
