@@ -319,6 +319,8 @@ const FORMAT_VERSION = '1';
  * of dictionary, views and statistics anyway). Arrays of `fromArrow` and `remapped` are exact.
  */
 const INITIAL_ENTRIES = 16;
+/** Terms `idOf` remembers (a query's terms, looked up for its statistics and again for its search). */
+const RECENT_TERMS = 4;
 /** Entries per term in `InvertedIndex.loc`. */
 const LOC_STRIDE = 8;
 /** Terms sorted between two pauses of `remapSteps` / `toArrowSteps` (~2–4 ms of string compares). */
@@ -442,6 +444,10 @@ export class InvertedIndex {
   private readonly termIds = new Map<string, number>();
   private termIdsSynced = 0;
   private readonly termStr: string[] = [];
+  /** The last terms `idOf` found, with their ids (a lookup in a large dictionary misses the cache). */
+  private readonly recentTerms: (string | undefined)[] = new Array<string | undefined>(RECENT_TERMS).fill(undefined);
+  private readonly recentIds = new Int32Array(RECENT_TERMS);
+  private recentAt = 0;
   /** This thread's word analysis for the index's options (shared-lexicon.ts). */
   private readonly lexicon: SharedLexicon;
   /** Lexicon id → 1 + this index's term id (0: not a term here, when `lexComplete`). For lexicon epoch `lexEpoch`. */
@@ -549,14 +555,27 @@ export class InvertedIndex {
 
   /** Id of `term` here, or undefined (see `termIds`, `lexComplete`). */
   private idOf(term: string): number | undefined {
+    // A query asks for the same terms several times (its statistics, then its search); a term's
+    // id never changes, so the last few found are remembered by the term string itself.
+    const recent = this.recentTerms;
+    for (let i = 0; i < RECENT_TERMS; i++) if (recent[i] === term) return this.recentIds[i];
+    let id: number | undefined;
     if (this.lexComplete && this.lexEpoch === this.lexicon.epoch) {
       const g = this.lexicon.peek(term);
       if (g === undefined) return undefined;
       const l = g < this.localOf.length ? this.localOf[g]! : 0;
-      return l !== 0 ? l - 1 : undefined;
+      id = l !== 0 ? l - 1 : undefined;
+    } else {
+      this.syncTermIds();
+      id = this.termIds.get(term);
     }
-    this.syncTermIds();
-    return this.termIds.get(term);
+    if (id !== undefined) {
+      const at = this.recentAt;
+      recent[at] = term;
+      this.recentIds[at] = id;
+      this.recentAt = (at + 1) % RECENT_TERMS;
+    }
+    return id;
   }
 
   /** Puts the terms `termIds` lacks into it. */
