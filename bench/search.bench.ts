@@ -440,8 +440,18 @@ interface SearchCase {
   benny?: { ops: number; margin: number; samples: number };
 }
 
+/** A vector top-K search request, with the benchmark's filter when `filter`. */
+function vectorRequest(q: Float32Array, filter: boolean) {
+  return { vector: { column: 'vector', query: q }, k: K, ...(filter ? { filter: FILTER } : {}) };
+}
+
+/** A BM25 top-K search request, with the benchmark's filter when `filter`. */
+function textRequest(q: string, filter: boolean) {
+  return { text: { column: 'body', query: q }, k: K, ...(filter ? { filter: FILTER } : {}) };
+}
+
 async function vectorCase(table: Table, w: Workload, filter: boolean, label: string): Promise<{ c: SearchCase; ids: number[][] }> {
-  const req = (q: Float32Array) => ({ vector: { column: 'vector', query: q }, k: K, ...(filter ? { filter: FILTER } : {}) });
+  const req = (q: Float32Array) => vectorRequest(q, filter);
   for (const q of w.vectorWarmup) await table.search(req(q));
   const ms: number[] = [];
   const ids: number[][] = [];
@@ -464,7 +474,7 @@ async function vectorCase(table: Table, w: Workload, filter: boolean, label: str
 }
 
 async function textCase(table: Table, w: Workload, filter: boolean, label: string): Promise<{ c: SearchCase; ids: number[][]; scores: number[][] }> {
-  const req = (q: string) => ({ text: { column: 'body', query: q }, k: K, ...(filter ? { filter: FILTER } : {}) });
+  const req = (q: string) => textRequest(q, filter);
   for (const q of w.textWarmup) await table.search(req(q));
   const ms: number[] = [];
   const ids: number[][] = [];
@@ -505,14 +515,8 @@ async function pairedTenVsOne(ten: Table, one: Table, w: Workload): Promise<Pair
   const out: PairedCase[] = [];
   for (const kind of ['vector', 'text'] as const) {
     for (const filter of [false, true]) {
-      const reqs =
-        kind === 'vector'
-          ? w.vectorQueries.map((q) => ({ vector: { column: 'vector', query: q }, k: K, ...(filter ? { filter: FILTER } : {}) }))
-          : w.textQueries.map((q) => ({ text: { column: 'body', query: q }, k: K, ...(filter ? { filter: FILTER } : {}) }));
-      const warm =
-        kind === 'vector'
-          ? w.vectorWarmup.map((q) => ({ vector: { column: 'vector', query: q }, k: K, ...(filter ? { filter: FILTER } : {}) }))
-          : w.textWarmup.map((q) => ({ text: { column: 'body', query: q }, k: K, ...(filter ? { filter: FILTER } : {}) }));
+      const reqs = kind === 'vector' ? w.vectorQueries.map((q) => vectorRequest(q, filter)) : w.textQueries.map((q) => textRequest(q, filter));
+      const warm = kind === 'vector' ? w.vectorWarmup.map((q) => vectorRequest(q, filter)) : w.textWarmup.map((q) => textRequest(q, filter));
       for (const r of warm) {
         await ten.search(r);
         await one.search(r);

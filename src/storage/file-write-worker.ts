@@ -21,8 +21,8 @@
  * workers: the store then writes through `fs.promises` itself.
  *
  * The data is copied once into a buffer of shared memory that goes to the worker (the caller
- * keeps its own) and comes back with the answer, for the next write (util/buffer-pool.ts), so only writes of up to
- * OFF_THREAD_MAX_BYTES come here: a large object's copy would stall the loop
+ * keeps its own) and comes back with the answer, for the next write (util/buffer-pool.ts), so
+ * only writes of up to OFF_THREAD_MAX_BYTES come here: a large object's copy would stall the loop
  * longer than its steps' turns cost it. A worker that dies with jobs out leaves their outcome
  * unknown (the object may or may not have been published): they fail as unavailable, never
  * retried here, because retrying a put-if-absent that did land would report a conflict with

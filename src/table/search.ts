@@ -16,7 +16,7 @@ import { evaluateFilter } from '../../exec/expr/evaluate.js';
 import type { Expr } from '../../exec/expr/expr.js';
 import { InvalidError } from '../errors.js';
 import { addFtsStats, emptyFtsStats, type FtsStats, type InvertedIndex } from '../index/fts/inverted-index.js';
-import type { FtsQuery } from '../index/fts/query.js';
+import type { FtsQuery, FtsTermClause } from '../index/fts/query.js';
 import { LiveCorpusStats } from '../index/fts/live-corpus-stats.js';
 import type { ScalarIndex, ScalarPredicate } from '../index/scalar/scalar-index.js';
 import type { SourceIndexes } from '../index/source-indexes.js';
@@ -368,7 +368,7 @@ function rareTermFloor(
   let rareDf = Infinity;
   let totalDf = 0;
   query.should.forEach((c, i) => {
-    const df = c.kind === 'term' ? (stats.docFreq.get(c.term) ?? 0) : 0;
+    const df = stats.docFreq.get((c as FtsTermClause).term) ?? 0; // every clause is a term (above)
     totalDf += df;
     if (df < rareDf) {
       rare = i;
