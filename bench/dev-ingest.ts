@@ -27,6 +27,7 @@ import { envList, envNumber } from './env.js';
 import { makeRows, Rng, rowsBatch, searchRowGenerator, searchSchema } from './lib/data.js';
 import { HOLD_IN_MEMTABLE } from './lib/quiver.js';
 import { walEntryBuffers } from '../src/wal/entry-buffer-pool.js';
+import { stagedWriteStats } from '../src/storage/staged-write.js';
 
 const BASE = envNumber('BASE', 10_000);
 const ROWS = envNumber('ROWS', 100_000);
@@ -160,7 +161,7 @@ try {
           `main busy ${us(elu.active * 1000)} µs/row | worker encoded ${encodeWorkerStats.rows - jobs0} rows, tokenized ${tokenizeWorkerStats.rows} rows, file worker jobs ${fileWriteWorkerStats.jobs} | GC ${us(gcMs * 1000)} µs/row | ${(faults / ROWS).toFixed(2)} page faults/row | load ${os.loadavg()[0].toFixed(1)}`,
       );
       const hs = v8.getHeapStatistics();
-      console.log(`  buffers: WAL entries reused ${walEntryBuffers.reused} fresh ${walEntryBuffers.fresh}; file worker ${JSON.stringify(fileWriteWorkerStats)}; encode worker ${JSON.stringify(encodeWorkerStats)}`);
+      console.log(`  buffers: WAL entries reused ${walEntryBuffers.reused} fresh ${walEntryBuffers.fresh}; file worker ${JSON.stringify(fileWriteWorkerStats)}; staged ${JSON.stringify(stagedWriteStats)}; encode worker ${JSON.stringify(encodeWorkerStats)}`);
       console.log(`  heap used ${(hs.used_heap_size / 2 ** 20).toFixed(0)} MB, external ${(hs.external_memory / 2 ** 20).toFixed(0)} MB`);
       console.log(`  threads µs/row: ${threads.filter(([k]) => !k.endsWith(' sys')).map(([k, v]) => `${k} ${us(v * 1000)}`).join(', ')}`);
       console.log(`  of it system: ${threads.filter(([k]) => k.endsWith(' sys')).map(([k, v]) => `${k.slice(0, -4)} ${us(v * 1000)}`).join(', ')}`);

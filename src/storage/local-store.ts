@@ -12,7 +12,8 @@
  * Writes of up to OFF_THREAD_MAX_BYTES go, once it is running, to the file write worker
  * (file-write-worker.ts), which does the same steps synchronously on its own thread: the event
  * loop pays one message each way instead of a turn per step (`writeThread: false` keeps them
- * here). Directories are still created here, memoized.
+ * here). Directories are still created here, memoized. Larger writes are done here, through
+ * reused staging buffers (staged-write.ts: the kernel reads fresh memory far slower).
  *
  * Temporary files are named `.<name>.tmp.<random hex>`; they are never listed, and keys whose
  * last part looks like one are refused. A crash can leave one behind: a partial write, or, between
@@ -29,6 +30,7 @@ import * as path from 'node:path';
 import { AlreadyExistsError, InternalError, InvalidError, NotFoundError, QuiverError, StorageError, UnavailableError } from '../errors.js';
 import { type FileWriteOutcome, NO_DIR_SYNC, writeOffThread } from './file-write-worker.js';
 import { type ByteRange, checkKey, type ObjectMeta, type ObjectStore } from './object-store.js';
+import { writeParts } from './staged-write.js';
 
 export interface LocalStoreOptions {
   /** fsync files and directories before a write resolves (default true). */
@@ -329,7 +331,7 @@ export class LocalObjectStore implements ObjectStore {
     let fh;
     try {
       fh = await fs.open(tmp, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL, 0o644);
-      await writeAll(fh, data instanceof Uint8Array ? [data] : data);
+      await writeParts(fh, data instanceof Uint8Array ? [data] : data);
       if (this.fsync) await fh.sync();
     } catch (e) {
       await fh?.close().catch(() => {});
@@ -428,18 +430,3 @@ function mapFsError(e: unknown, key: string, where: string, op: 'read' | 'write'
   return new InternalError(`storage error on ${key} in ${where}: ${message}`, { cause: e });
 }
 
-/** Every byte of the parts, in order, with as few system calls as writev allows. */
-async function writeAll(fh: fs.FileHandle, parts: readonly Uint8Array[]): Promise<void> {
-  let pending = parts.filter((p) => p.byteLength > 0);
-  while (pending.length > 0) {
-    const batch = pending.slice(0, WRITEV_PARTS);
-    let { bytesWritten } = await fh.writev(batch);
-    // A short write: drop what went out, go on from the first byte that did not.
-    let i = 0;
-    while (i < batch.length && bytesWritten >= batch[i].byteLength) bytesWritten -= batch[i++].byteLength;
-    pending = i < batch.length ? [batch[i].subarray(bytesWritten), ...batch.slice(i + 1), ...pending.slice(batch.length)] : pending.slice(batch.length);
-  }
-}
-
-/** Buffers per writev call (Linux takes at most 1024). */
-const WRITEV_PARTS = 512;

@@ -8,6 +8,7 @@ import { putParts } from '../../src/storage/object-store.js';
 import { FaultInjectingObjectStore } from '../../src/storage/fault-store.js';
 import { fileWriteWorkerReady, fileWriteWorkerStats, OFF_THREAD_MAX_BYTES, setFileWriteWorkerEnabled } from '../../src/storage/file-write-worker.js';
 import { objectStoreConformance } from './conformance.js';
+import { STAGE_BYTES, STAGE_MIN_BYTES, stagedWriteStats } from '../../src/storage/staged-write.js';
 
 const makeDir = () => fs.mkdtemp(path.join(os.tmpdir(), 'quiver-local-store-'));
 
@@ -288,6 +289,34 @@ test('local: putParts stores exactly the concatenation of its parts (past one wr
     faulty.addRule({ ops: ['put'], key: /d\.bin$/, action: 'fail' });
     await t.throwsAsync(putParts(faulty, 'a/d.bin', parts), { message: /./ });
     t.is(await store.head('a/d.bin'), undefined, 'nothing stored when the put failed before storage');
+  } finally {
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+});
+
+test.serial('local: a large write goes out through reused staging buffers, byte for byte (parts across and inside pieces, empty ones too)', async (t) => {
+  const dir = await makeDir();
+  try {
+    // On the event loop: the file write worker takes only smaller writes (and none when off).
+    const store = await LocalObjectStore.open(dir, { writeThread: false });
+    // ~10.6 MiB in uneven parts: one larger than a staging buffer, several smaller, empty ones.
+    const sizes = [0, (5 * STAGE_BYTES) / 4 + 3, 17, 0, 1 << 20, STAGE_BYTES - 1, 300_001, 1, Math.floor((2 * STAGE_BYTES) / 3)];
+    const parts = sizes.map((n, i) => Uint8Array.from({ length: n }, (_v, j) => (j * 31 + i * 7) & 0xff));
+    const total = sizes.reduce((a, b) => a + b, 0);
+    const before = { ...stagedWriteStats };
+    await putParts(store, 'big/one.bin', parts);
+    await putParts(store, 'big/two.bin', parts);
+    const expected = Buffer.concat(parts);
+    t.deepEqual(Buffer.from(await store.get('big/one.bin')), expected);
+    t.deepEqual(Buffer.from(await store.get('big/two.bin')), expected);
+    t.is(stagedWriteStats.writes - before.writes, 2);
+    t.is(stagedWriteStats.bytes - before.bytes, 2 * total);
+    // The second write found the first one's buffers idle.
+    t.true(stagedWriteStats.buffersReused - before.buffersReused >= 2);
+    // Below the threshold a write goes out as it is.
+    await putParts(store, 'big/small.bin', [new Uint8Array(STAGE_MIN_BYTES - 1).fill(9)]);
+    t.is(stagedWriteStats.writes - before.writes, 2);
+    t.is((await store.get('big/small.bin')).byteLength, STAGE_MIN_BYTES - 1);
   } finally {
     await fs.rm(dir, { recursive: true, force: true });
   }
