@@ -259,6 +259,15 @@ function liveStats(index: InvertedIndex, state: LiveState): LiveCorpusStats {
   return stats;
 }
 
+/** The BM25 live statistics `textHits` reads for index `def`, brought up to date now (see `catchUpLiveState`). */
+export function catchUpTextStats(prepared: readonly PreparedSource[], def: IndexDef): void {
+  for (const p of prepared) {
+    if (p.liveCount === p.source.rowCount || !p.liveState) continue;
+    const index = p.source.indexes.index<InvertedIndex>(def.name);
+    if (index) liveStats(index, p.liveState).totals();
+  }
+}
+
 export function textHits(prepared: readonly PreparedSource[], def: IndexDef, query: FtsQuery, k: number): Hit[] {
   const indexes = prepared.map((p) => {
     const index = p.source.indexes.index<InvertedIndex>(def.name);

@@ -16,7 +16,7 @@ import type { RegionLayout } from '../wal/region-layout.js';
 import type { RegionReadState } from '../region/region-writer.js';
 import type { LoadedGeneration } from '../region/generation.js';
 import { isFloat32Vector } from '../index/index-def.js';
-import { keyHits, materialize, prepareSources, type RegionSources, type SearchSource, type SourcePlan, textHits, vectorHits } from './search.js';
+import { catchUpTextStats, keyHits, materialize, prepareSources, type RegionSources, type SearchSource, type SourcePlan, textHits, vectorHits } from './search.js';
 import type { TableContext } from './table-context.js';
 
 export interface SearchRequest {
@@ -148,32 +148,80 @@ function keyPredicate(column: string, key: NonNullable<SearchRequest['key']>): {
 
 /** The snapshot's sources per region, newest first, with every current index. */
 export async function searchSources(ctx: TableContext, states: readonly { layout: RegionLayout; state: RegionReadState }[]): Promise<RegionSources[]> {
-  let caches = regionCaches.get(ctx);
-  if (!caches) regionCaches.set(ctx, (caches = new Map()));
   const out: RegionSources[] = [];
   for (const { layout, state } of states) {
-    const sources: SearchSource[] = [];
-    for (let m = state.memtables.length - 1; m >= 0; m--) {
-      const { memtable, batchCount } = state.memtables[m];
-      if (batchCount === 0) continue;
-      // Indexes created after this MemTable started are built over its rows now, in slices that
-      // yield to the event loop; concurrent searches share the build.
-      if (ctx.indexing.lacksIndexes(memtable.indexes!)) await ctx.indexing.completeAsync(memtable.indexes!, memtable.indexedBatches());
-      sources.push({ batches: memtable.store.range(0, batchCount), rowOffsets: memtable.store.rowOffsets, rowCount: memtable.store.rowsBefore(batchCount), indexes: memtable.indexes!, cache: memtable.cache });
+    // Indexes created after a MemTable started are built over its rows now, in slices that
+    // yield to the event loop; concurrent searches share the build.
+    for (const { memtable, batchCount } of state.memtables) {
+      if (batchCount > 0 && ctx.indexing.lacksIndexes(memtable.indexes!)) await ctx.indexing.completeAsync(memtable.indexes!, memtable.indexedBatches());
     }
-    const gens = [...state.manifest.flushedGenerations].sort((a, b) => b.generation - a.generation);
+    const gens = flushedNewestFirst(state);
     // Cached generations are taken synchronously; any other is loaded (and all awaited) by `get`.
-    let loaded: LoadedGeneration[] = [];
-    for (const g of gens) {
-      const hit = ctx.generations.peek(layout, g.path);
-      if (!hit) break;
-      loaded.push(hit);
-    }
-    if (loaded.length < gens.length) loaded = await Promise.all(gens.map((g) => ctx.generations.get(layout, g.generation, g.path)));
-    for (const g of loaded) sources.push({ batches: g.batches, rowOffsets: g.rowOffsets, rowCount: g.rowCount, indexes: g.indexes, cache: g.cache });
-    let cacheSlot = caches.get(layout.regionId);
-    if (!cacheSlot) caches.set(layout.regionId, (cacheSlot = {}));
-    out.push({ sources, generationCount: loaded.length, signature: gens.map((g) => g.path).join('/'), cacheSlot });
+    const loaded = cachedGenerations(ctx, layout, gens) ?? (await Promise.all(gens.map((g) => ctx.generations.get(layout, g.generation, g.path))));
+    out.push(regionSources(ctx, layout, state, gens, loaded));
   }
   return out;
+}
+
+/**
+ * `searchSources` when it needs nothing loaded or built (every generation cached, every
+ * MemTable's indexes complete), else undefined.
+ */
+export function searchSourcesIfReady(ctx: TableContext, states: readonly { layout: RegionLayout; state: RegionReadState }[]): RegionSources[] | undefined {
+  const out: RegionSources[] = [];
+  for (const { layout, state } of states) {
+    for (const { memtable, batchCount } of state.memtables) if (batchCount > 0 && ctx.indexing.lacksIndexes(memtable.indexes!)) return undefined;
+    const gens = flushedNewestFirst(state);
+    const loaded = cachedGenerations(ctx, layout, gens);
+    if (!loaded) return undefined;
+    out.push(regionSources(ctx, layout, state, gens, loaded));
+  }
+  return out;
+}
+
+type FlushedGeneration = RegionReadState['manifest']['flushedGenerations'][number];
+
+function flushedNewestFirst(state: RegionReadState): FlushedGeneration[] {
+  return [...state.manifest.flushedGenerations].sort((a, b) => b.generation - a.generation);
+}
+
+/** The region's generations from the cache, or undefined when one is not in it. */
+function cachedGenerations(ctx: TableContext, layout: RegionLayout, gens: readonly FlushedGeneration[]): LoadedGeneration[] | undefined {
+  const loaded: LoadedGeneration[] = [];
+  for (const g of gens) {
+    const hit = ctx.generations.peek(layout, g.path);
+    if (!hit) return undefined;
+    loaded.push(hit);
+  }
+  return loaded;
+}
+
+/** One region's sources, newest first: its MemTables, then `loaded` (the generations `gens`). */
+function regionSources(ctx: TableContext, layout: RegionLayout, state: RegionReadState, gens: readonly FlushedGeneration[], loaded: readonly LoadedGeneration[]): RegionSources {
+  let caches = regionCaches.get(ctx);
+  if (!caches) regionCaches.set(ctx, (caches = new Map()));
+  const sources: SearchSource[] = [];
+  for (let m = state.memtables.length - 1; m >= 0; m--) {
+    const { memtable, batchCount } = state.memtables[m];
+    if (batchCount === 0) continue;
+    sources.push({ batches: memtable.store.range(0, batchCount), rowOffsets: memtable.store.rowOffsets, rowCount: memtable.store.rowsBefore(batchCount), indexes: memtable.indexes!, cache: memtable.cache });
+  }
+  for (const g of loaded) sources.push({ batches: g.batches, rowOffsets: g.rowOffsets, rowCount: g.rowCount, indexes: g.indexes, cache: g.cache });
+  let cacheSlot = caches.get(layout.regionId);
+  if (!cacheSlot) caches.set(layout.regionId, (cacheSlot = {}));
+  return { sources, generationCount: loaded.length, signature: gens.map((g) => g.path).join('/'), cacheSlot };
+}
+
+/**
+ * After a small write: what the next search would do first for these states — the sources'
+ * liveness (which rows the write superseded, in every older source) and the BM25 statistics
+ * over live rows — done now, so that search finds them current. Only when nothing needs
+ * loading or building (a write never waits for a generation to load); false then.
+ */
+export function catchUpLiveState(ctx: TableContext, states: readonly { layout: RegionLayout; state: RegionReadState }[]): boolean {
+  const regions = searchSourcesIfReady(ctx, states);
+  if (!regions) return false;
+  const prepared = prepareSources(regions, ctx.schema.keyIndexes, ctx.schema.tombstoneIndex, undefined, undefined, ctx.indexing.defs);
+  for (const def of ctx.indexing.defs) if (def.type === 'fts') catchUpTextStats(prepared, def);
+  return true;
 }
