@@ -199,6 +199,18 @@ function ownKeys(source: KeyedSource, keyIndexes: readonly number[], tombstoneIn
  * Live maps for a region's sources, newest first. `generationCount` trailing sources are
  * flushed generations whose mutual supersession is cached under `cacheSlot`.
  */
+/**
+ * Rows a `regionLiveness` call on these sources would have to take in beyond what their caches
+ * hold: every row when the generation list changed since the last call (Infinity), else the
+ * rows each source gained since (a MemTable's new rows; a source never seen, all of its rows).
+ */
+export function pendingLivenessRows(sources: readonly KeyedSource[], cacheSlot: RegionLivenessSlot, signature: string): number {
+  if (cacheSlot.signature !== signature || !cacheSlot.dead) return Infinity;
+  let rows = 0;
+  for (const s of sources) rows += s.rowCount - Math.min(s.rowCount, s.cache.liveness?.rowCount ?? 0);
+  return rows;
+}
+
 export function regionLiveness(
   sources: readonly KeyedSource[],
   generationCount: number,

@@ -11,7 +11,7 @@ import { InvalidError } from '../errors.js';
 import { FtsQueryError, parseFtsQuery } from '../index/fts/query.js';
 import type { ScalarPredicate } from '../index/scalar/scalar-index.js';
 import { METRICS, type Metric } from '../index/vector/distance.js';
-import type { RegionLivenessSlot } from '../memtable/liveness.js';
+import { pendingLivenessRows, type RegionLivenessSlot } from '../memtable/liveness.js';
 import type { RegionLayout } from '../wal/region-layout.js';
 import type { RegionReadState } from '../region/region-writer.js';
 import type { LoadedGeneration } from '../region/generation.js';
@@ -215,12 +215,14 @@ function regionSources(ctx: TableContext, layout: RegionLayout, state: RegionRea
 /**
  * After a small write: what the next search would do first for these states — the sources'
  * liveness (which rows the write superseded, in every older source) and the BM25 statistics
- * over live rows — done now, so that search finds them current. Only when nothing needs
- * loading or building (a write never waits for a generation to load); false then.
+ * over live rows — done now, so that search finds them current. Only when that is a small
+ * step: nothing to load or build (a write never waits for a generation to load), and at most
+ * `maxRows` rows new to the liveness state (not after a flush, or after large writes, since the
+ * last search: those are the next search's to pay). False when it did nothing.
  */
-export function catchUpLiveState(ctx: TableContext, states: readonly { layout: RegionLayout; state: RegionReadState }[]): boolean {
+export function catchUpLiveState(ctx: TableContext, states: readonly { layout: RegionLayout; state: RegionReadState }[], maxRows: number): boolean {
   const regions = searchSourcesIfReady(ctx, states);
-  if (!regions) return false;
+  if (!regions || regions.some((r) => pendingLivenessRows(r.sources, r.cacheSlot, r.signature) > maxRows)) return false;
   const prepared = prepareSources(regions, ctx.schema.keyIndexes, ctx.schema.tombstoneIndex, undefined, undefined, ctx.indexing.defs);
   for (const def of ctx.indexing.defs) if (def.type === 'fts') catchUpTextStats(prepared, def);
   return true;

@@ -497,12 +497,13 @@ export class Table {
    * after a write does not pay for it (issue 7: a 20-row put before a query at 1M rows in ten
    * generations added ~85 µs of such upkeep to the query). Larger writes leave it to the next
    * search, which pays for all rows since the last one at once (a bulk load may never be
-   * queried before its MemTable is flushed, and that state is dropped with it).
+   * queried before its MemTable is flushed, and that state is dropped with it); so does a small
+   * write after a flush or after large writes, whose catching up would not be small.
    */
   private catchUpAfterWrite(written: readonly [string, RegionWriter][]): void {
     const states = written.filter(([, w]) => !w.failed).map(([id, w]) => ({ layout: new RegionLayout(this.ctx.tableKey, id), state: w.readState() }));
     try {
-      catchUpLiveState(this.ctx, states);
+      catchUpLiveState(this.ctx, states, 2 * CATCH_UP_WRITE_ROWS);
     } catch {
       // The write is durable and must resolve as such; the next search does this same work
       // and reports whatever went wrong.

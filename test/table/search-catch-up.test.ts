@@ -98,3 +98,27 @@ test.serial('a large write leaves the upkeep to the next search, which answers t
   await reference.put(rows([...new Set(many)], 4));
   t.deepEqual(got, await answers(reference));
 });
+
+test.serial('a small write after a flush (a new generation the search state has not taken in) leaves the upkeep to the next search', async (t) => {
+  const table = await makeTable();
+  const reference = await makeTable();
+  await answers(table);
+  await table.flush();
+  await reference.flush();
+  const w0 = work();
+  await table.put(rows(upserts, 5));
+  t.is(work(), w0, 'no upkeep in the write: the new generation is not applied yet');
+  const got = await answers(table);
+  t.true(work() > w0);
+  // Caught up again: the next small write does its own upkeep.
+  const w1 = work();
+  await table.put(rows(upserts.slice(0, 4), 6));
+  t.true(work() > w1);
+  const w2 = work();
+  const again = await answers(table);
+  t.is(work(), w2);
+  await reference.put(rows(upserts, 5));
+  t.deepEqual(got, await answers(reference));
+  await reference.put(rows(upserts.slice(0, 4), 6));
+  t.deepEqual(again, await answers(reference));
+});
