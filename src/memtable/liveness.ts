@@ -196,10 +196,6 @@ function ownKeys(source: KeyedSource, keyIndexes: readonly number[], tombstoneIn
 }
 
 /**
- * Live maps for a region's sources, newest first. `generationCount` trailing sources are
- * flushed generations whose mutual supersession is cached under `cacheSlot`.
- */
-/**
  * Rows a `regionLiveness` call on these sources would have to take in beyond what their caches
  * hold: every row when the generation list changed since the last call (Infinity), else the
  * rows each source gained since (a MemTable's new rows; a source never seen, all of its rows).
@@ -211,6 +207,10 @@ export function pendingLivenessRows(sources: readonly KeyedSource[], cacheSlot: 
   return rows;
 }
 
+/**
+ * Live maps for a region's sources, newest first. `generationCount` trailing sources are
+ * flushed generations whose mutual supersession is cached under `cacheSlot`.
+ */
 export function regionLiveness(
   sources: readonly KeyedSource[],
   generationCount: number,
