@@ -24,6 +24,18 @@ export type SourceIndex = IvfPqIndex | InvertedIndex | ScalarIndex;
 
 /** Rows of a tokenized batch added in one step (the code queue runs ~4 ms of steps a turn). */
 const TOKENIZED_PIECE_ROWS = 128;
+/**
+ * The same while the index meets many words new to it (more than NEW_TERMS_PER_ROW a row in its
+ * last step): a fresh MemTable's first rows bring ~20 new terms each, and a new term costs ~20×
+ * a known one (its arrays, slab entries, growth), so a 128-row step took 10–40 ms there
+ * (bench/dev-ingest.ts GAPS=1 at 8 puts in flight: the longest turns after a freeze). Counted
+ * in terms rather than timed, so steps end at the same rows from run to run.
+ */
+const NEW_TERMS_PIECE_ROWS = 24;
+const NEW_TERMS_PER_ROW = 2;
+
+/** Steps that added tokenized rows to full-text indexes, and their rows (tests read these). */
+export const tokenizedSteps = { steps: 0, rows: 0 };
 
 /** What an index needs beyond its definition: the trained IVF-PQ model, when there is one. */
 export type ModelLookup = (def: IndexDef) => IvfPqModel | undefined;
@@ -40,6 +52,8 @@ export class SourceIndexes {
   private readonly codesAhead = new WeakMap<IvfPqIndex, number>();
   /** Per full-text index: rows below this position were sent to be tokenized by `queueCodesAhead`. */
   private readonly tokensAhead = new WeakMap<InvertedIndex, number>();
+  /** Per full-text index: terms new to it per row in the last step of tokenized rows (none yet: a fresh index, counted as many). */
+  private readonly newTermsPerRow = new WeakMap<InvertedIndex, number>();
 
   constructor(private readonly schema: TableSchema) {
     schema.stored.fields.forEach((f, i) => {
@@ -175,8 +189,14 @@ export class SourceIndexes {
           if (t !== undefined && t.mirror.serves(t.rows)) {
             // A piece a turn (the queue's budget decides how many a turn): a fresh MemTable's
             // first batches, every term new, took up to ~70 ms for 1 000 rows.
-            const end = Math.min(n, cursor.row + TOKENIZED_PIECE_ROWS);
+            const from = cursor.row;
+            const terms = index.termCount;
+            const rows = (this.newTermsPerRow.get(index) ?? Infinity) > NEW_TERMS_PER_ROW ? NEW_TERMS_PIECE_ROWS : TOKENIZED_PIECE_ROWS;
+            const end = Math.min(n, from + rows);
             index.addTokenized(at, t.rows, t.mirror, end < n, cursor, end);
+            this.newTermsPerRow.set(index, (index.termCount - terms) / Math.max(1, cursor.row - from));
+            tokenizedSteps.steps++;
+            tokenizedSteps.rows += cursor.row - from;
             if (cursor.row < n) return false;
             t.release?.(); // every row is in the index: its buffer may serve a later job
             return true;
