@@ -68,8 +68,10 @@ export class Table {
   private readonly regionFailures = new Map<string, QuiverError>();
   private readonly config: RegionWriterConfig;
   private closed = false;
-  /** A search or snapshot ran: small writes then keep the search state current (`catchUpAfterWrite`). */
+  /** `search` ran: small writes then keep the search state current (`catchUpAfterWrite`). */
   private searched = false;
+  /** `search` calls under way (a write's catch-up waits for none: see `catchUpAfterWrite`). */
+  private searchesInFlight = 0;
   /** After a training attempt with too few vectors: stored rows and vectors found then, per index. */
   private readonly trainingGate = new Map<string, { storedRows: number; vectors: number }>();
   /** An IVF-PQ training in progress (one at a time per table). */
@@ -257,6 +259,15 @@ export class Table {
   async search(request: SearchRequest): Promise<ArrowTable> {
     this.checkOpen();
     this.searched = true;
+    this.searchesInFlight++;
+    try {
+      return await this.searchNow(request);
+    } finally {
+      this.searchesInFlight--;
+    }
+  }
+
+  private async searchNow(request: SearchRequest): Promise<ArrowTable> {
     const vectorDef = request?.vector ? this.ctx.indexing.defs.find((d) => d.type === 'ivf_pq' && d.column === request.vector!.column) : undefined;
     if (vectorDef && !vectorDef.model) await this.trainLater(vectorDef);
     // The search runs on this process's writer state while the ownership HEAD is in flight; if a
@@ -282,7 +293,6 @@ export class Table {
    */
   async snapshot(options: { vectorColumns?: readonly string[] } = {}): Promise<TableSnapshot> {
     this.checkOpen();
-    this.searched = true;
     for (const column of options.vectorColumns ?? []) {
       const def = this.ctx.indexing.defs.find((d) => d.type === 'ivf_pq' && d.column === column);
       if (def && !def.model) await this.trainLater(def);
@@ -487,7 +497,7 @@ export class Table {
     );
     let rows = 0;
     for (const b of batches) rows += b.numRows;
-    if (this.searched && rows <= CATCH_UP_WRITE_ROWS) this.catchUpAfterWrite(written);
+    if (this.searched && this.searchesInFlight === 0 && rows <= CATCH_UP_WRITE_ROWS) this.catchUpAfterWrite(written);
   }
 
   /**
@@ -498,7 +508,11 @@ export class Table {
    * generations added ~85 µs of such upkeep to the query). Larger writes leave it to the next
    * search, which pays for all rows since the last one at once (a bulk load may never be
    * queried before its MemTable is flushed, and that state is dropped with it); so does a small
-   * write after a flush or after large writes, whose catching up would not be small.
+   * write after a flush or after large writes, whose catching up would not be small. Not while a
+   * search is under way: one whose snapshot predates this write would then find the cached state
+   * ahead of it and compute its answer afresh (liveness.ts), a far larger cost than the one saved.
+   * For the same reason SQL queries, whose snapshots are read while they execute, do not turn it
+   * on: the SQL query after a small write pays for its rows, as before.
    */
   private catchUpAfterWrite(written: readonly [string, RegionWriter][]): void {
     const states = written.filter(([, w]) => !w.failed).map(([id, w]) => ({ layout: new RegionLayout(this.ctx.tableKey, id), state: w.readState() }));

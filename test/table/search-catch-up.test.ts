@@ -8,6 +8,7 @@
 import test from 'ava';
 import { Field, FixedSizeList, Float32, Int64, makeData, makeVector, Schema, Table, Utf8, vectorFromArray } from 'apache-arrow';
 import { connect, MemoryObjectStore, type Table as QuiverTable } from '../../src/quiver.js';
+import { FaultInjectingObjectStore } from '../../src/storage/fault-store.js';
 import { livenessWork } from '../../src/memtable/liveness.js';
 import { liveCorpusWork } from '../../src/index/fts/live-corpus-stats.js';
 
@@ -121,4 +122,34 @@ test.serial('a small write after a flush (a new generation the search state has 
   t.deepEqual(got, await answers(reference));
   await reference.put(rows(upserts.slice(0, 4), 6));
   t.deepEqual(again, await answers(reference));
+});
+
+test.serial('a small write while a search is under way, or after SQL queries only, leaves the upkeep to the next search', async (t) => {
+  // The ownership check of a search (a HEAD on the next manifest version) is held back, so the
+  // search is still under way when the write resolves.
+  const faulty = new FaultInjectingObjectStore(new MemoryObjectStore());
+  const db = await connect('memory://', { store: faulty, writer: { maxWalFlushIntervalMs: 0 } });
+  const table = await db.createTable('t', schema, { primaryKey: 'id' });
+  await table.createIndex('body', { type: 'fts' });
+  await table.put(rows(Array.from({ length: 400 }, (_, i) => i), 1));
+  await table.flush();
+  await table.put(rows(Array.from({ length: 50 }, (_, i) => 400 + i), 1));
+  // SQL alone does not turn the write-time upkeep on.
+  await db.sql('SELECT count(*) FROM t');
+  let w = work();
+  await table.put(rows([1, 2, 3], 2));
+  t.is(work(), w, 'no upkeep after SQL queries only');
+  await table.search({ text: { column: 'body', query: 'alpha' }, k: 5 });
+  faulty.addRule({ ops: ['head'], key: /manifest/, action: 'delay', delayMs: 300, repeat: true });
+  const searching = table.search({ text: { column: 'body', query: 'alpha' }, k: 500 });
+  w = work();
+  await table.put(rows([4, 5, 6], 3));
+  t.is(work(), w, 'no upkeep while a search is under way');
+  const during = await searching;
+  t.true(during.numRows > 0);
+  w = work();
+  const after = await table.search({ text: { column: 'body', query: 'v3' }, k: 500, columns: ['id'] });
+  t.true(work() > w, 'the next search caught up');
+  t.deepEqual([...after.getChild('id')!].map(Number).sort((a, b) => a - b), [4, 5, 6]);
+  await db.close();
 });
