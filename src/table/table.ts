@@ -72,6 +72,8 @@ export class Table {
   private searched = false;
   /** `search` calls under way (a write's catch-up waits for none: see `catchUpAfterWrite`). */
   private searchesInFlight = 0;
+  /** A snapshot was taken for a SQL query (which reads it while it executes): no write-time catch-up from then on. */
+  private snapshotTaken = false;
   /** After a training attempt with too few vectors: stored rows and vectors found then, per index. */
   private readonly trainingGate = new Map<string, { storedRows: number; vectors: number }>();
   /** An IVF-PQ training in progress (one at a time per table). */
@@ -293,6 +295,7 @@ export class Table {
    */
   async snapshot(options: { vectorColumns?: readonly string[] } = {}): Promise<TableSnapshot> {
     this.checkOpen();
+    this.snapshotTaken = true;
     for (const column of options.vectorColumns ?? []) {
       const def = this.ctx.indexing.defs.find((d) => d.type === 'ivf_pq' && d.column === column);
       if (def && !def.model) await this.trainLater(def);
@@ -497,7 +500,7 @@ export class Table {
     );
     let rows = 0;
     for (const b of batches) rows += b.numRows;
-    if (this.searched && this.searchesInFlight === 0 && rows <= CATCH_UP_WRITE_ROWS) this.catchUpAfterWrite(written);
+    if (this.searched && this.searchesInFlight === 0 && !this.snapshotTaken && rows <= CATCH_UP_WRITE_ROWS) this.catchUpAfterWrite(written);
   }
 
   /**
@@ -511,8 +514,9 @@ export class Table {
    * write after a flush or after large writes, whose catching up would not be small. Not while a
    * search is under way: one whose snapshot predates this write would then find the cached state
    * ahead of it and compute its answer afresh (liveness.ts), a far larger cost than the one saved.
-   * For the same reason SQL queries, whose snapshots are read while they execute, do not turn it
-   * on: the SQL query after a small write pays for its rows, as before.
+   * For the same reason a table that SQL has queried does not do it at all: a SQL query reads its
+   * snapshot while it executes, at times this object does not see, so its queries (and the
+   * searches after a small write) pay for the written rows, as before.
    */
   private catchUpAfterWrite(written: readonly [string, RegionWriter][]): void {
     const states = written.filter(([, w]) => !w.failed).map(([id, w]) => ({ layout: new RegionLayout(this.ctx.tableKey, id), state: w.readState() }));
