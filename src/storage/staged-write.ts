@@ -34,12 +34,13 @@ export async function writeParts(fh: FileHandle, parts: readonly Uint8Array[]): 
   let total = 0;
   for (const p of parts) total += p.byteLength;
   if (total < STAGE_MIN_BYTES) return writeVectored(fh, parts);
-  const reused = stagingBuffers.reused;
+  const reusedBefore = stagingBuffers.reused;
   const buffers = [stagingBuffers.take(STAGE_BYTES), stagingBuffers.take(STAGE_BYTES)];
+  const reused = stagingBuffers.reused - reusedBefore;
   stagedWriteStats.writes++;
   stagedWriteStats.bytes += total;
-  stagedWriteStats.buffersReused += stagingBuffers.reused - reused;
-  stagedWriteStats.buffersFresh += 2 - (stagingBuffers.reused - reused);
+  stagedWriteStats.buffersReused += reused;
+  stagedWriteStats.buffersFresh += buffers.length - reused;
   let part = 0;
   let offset = 0;
   let turn = 0;

@@ -152,9 +152,7 @@ export async function searchSources(ctx: TableContext, states: readonly { layout
   for (const { layout, state } of states) {
     // Indexes created after a MemTable started are built over its rows now, in slices that
     // yield to the event loop; concurrent searches share the build.
-    for (const { memtable, batchCount } of state.memtables) {
-      if (batchCount > 0 && ctx.indexing.lacksIndexes(memtable.indexes!)) await ctx.indexing.completeAsync(memtable.indexes!, memtable.indexedBatches());
-    }
+    for (const memtable of memtablesLackingIndexes(ctx, state)) await ctx.indexing.completeAsync(memtable.indexes!, memtable.indexedBatches());
     const gens = flushedNewestFirst(state);
     // Cached generations are taken synchronously; any other is loaded (and all awaited) by `get`.
     const loaded = cachedGenerations(ctx, layout, gens) ?? (await Promise.all(gens.map((g) => ctx.generations.get(layout, g.generation, g.path))));
@@ -170,7 +168,7 @@ export async function searchSources(ctx: TableContext, states: readonly { layout
 export function searchSourcesIfReady(ctx: TableContext, states: readonly { layout: RegionLayout; state: RegionReadState }[]): RegionSources[] | undefined {
   const out: RegionSources[] = [];
   for (const { layout, state } of states) {
-    for (const { memtable, batchCount } of state.memtables) if (batchCount > 0 && ctx.indexing.lacksIndexes(memtable.indexes!)) return undefined;
+    if (memtablesLackingIndexes(ctx, state).length > 0) return undefined;
     const gens = flushedNewestFirst(state);
     const loaded = cachedGenerations(ctx, layout, gens);
     if (!loaded) return undefined;
@@ -180,6 +178,11 @@ export function searchSourcesIfReady(ctx: TableContext, states: readonly { layou
 }
 
 type FlushedGeneration = RegionReadState['manifest']['flushedGenerations'][number];
+
+/** The state's non-empty MemTables whose indexes lack one the table defines (created since they started). */
+function memtablesLackingIndexes(ctx: TableContext, state: RegionReadState): RegionReadState['memtables'][number]['memtable'][] {
+  return state.memtables.filter(({ memtable, batchCount }) => batchCount > 0 && ctx.indexing.lacksIndexes(memtable.indexes!)).map((m) => m.memtable);
+}
 
 function flushedNewestFirst(state: RegionReadState): FlushedGeneration[] {
   return [...state.manifest.flushedGenerations].sort((a, b) => b.generation - a.generation);
