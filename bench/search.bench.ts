@@ -50,7 +50,9 @@
  *     table of the same shape and indexes, 8 in flight, reported on its own — the first indexed
  *     rows of a process also pay for V8 compiling the write path, buffer pools and recycled
  *     index memory filling, and the tokenize worker's lexicon. Stalls: a 1 ms setInterval probe (the longest gap between its ticks) and
- *     perf_hooks' monitorEventLoopDelay max, which agree.
+ *     perf_hooks' monitorEventLoopDelay max, which agree. Then (8d, INDEX_SET_ROWS) the same two
+ *     windows into three more tables built the same way that maintain the scalar index alone,
+ *     IVF-PQ + scalar and FTS + scalar: what each index costs the write path.
  *  Cases 7 and 8 run in a child process of their own (WRITE_CASES_ONLY=file), as a server's
  *  writes do: what the query cases left in this heap made the ingest windows' major collections
  *  mark it. The rows' JS data itself (~300 MB of body strings at 1M) is let go once a size's
@@ -69,7 +71,7 @@
  * Knobs: SEARCH_ROWS=1000000 SEARCH_SIZES=10000,100000,$SEARCH_ROWS QUERIES=200 WARMUP=20
  * BENNY_TIME=2 (0 skips benny) ONE_GEN=1 FSYNC=1 PEERS=lancedb|none FLUSH_ROWS=200000
  * INGEST_ROWS=200000 INGEST_BATCH=1000 INGEST_INFLIGHT=8 INGEST_SLICE=512 (writer indexSliceRows) INGEST_WARMUP=200000 (0: none)
- * STALL_ROWS=100000 CASES78=1 (0 skips 7 and 8)
+ * STALL_ROWS=100000 CASES78=1 (0 skips 7 and 8) INDEX_SET_ROWS=200000 (0 skips 8d)
  * BENCH_DIR (parent of the temp directories) PEER_TIMEOUT_S=3600 PEER_ONLY=1 (re-run only the peer
  * for the sizes in the existing search.json, keeping its Quiver figures) REPORT_ONLY=1 (rewrite
  * search.md from search.json).
@@ -122,6 +124,8 @@ const INGEST_SLICE = envNumber('INGEST_SLICE', DEFAULT_WRITER_CONFIG.indexSliceR
 const STALL_ROWS = envNumber('STALL_ROWS', 100_000);
 /** Rows the write-cases process ingests into a warm-up table before the timed ingest windows (0: none). */
 const INGEST_WARMUP = envNumber('INGEST_WARMUP', 200_000);
+/** Rows of each window of case 8d (ingest by index set; 0: not measured). */
+const INDEX_SET_ROWS = envNumber('INDEX_SET_ROWS', 200_000);
 /** Rows the warm-up table's IVF-PQ model is trained on. */
 const WARMUP_TRAIN_ROWS = 20_000;
 const CASES78 = envNumber('CASES78', 1) > 0;
@@ -796,6 +800,19 @@ interface WriteCases {
   warmup?: { rows: number; inflight: number; ms: number; rowsPerSec: number; cpuUsPerRow: number; mainBusyUsPerRow: number; generationsFlushed: number };
   /** cpuUsPerRow: process CPU (every thread) a row; mainBusyUsPerRow: the event loop's busy time a row. */
   ingest: { rows: number; batch: number; inflight: number; ms: number; rowsPerSec: number; stall: ReturnType<StallProbe['stop']>; generationsFlushed: number; putMs: Latency; cpuUsPerRow?: number; mainBusyUsPerRow?: number }[];
+  /** Case 8d: the same ingest into tables with fewer indexes — what each index costs the write path. Absent in results from before it was measured. */
+  byIndexSet?: IndexSetIngest[];
+}
+
+/** One window of case 8d. */
+interface IndexSetIngest {
+  /** The indexes the table maintains ('year' scalar always: the bench table's filter column). */
+  indexes: string;
+  rows: number;
+  inflight: number;
+  rowsPerSec: number;
+  cpuUsPerRow: number;
+  mainBusyUsPerRow: number;
 }
 
 async function writeCases(root: string): Promise<WriteCases> {
@@ -861,6 +878,7 @@ async function writeCases(root: string): Promise<WriteCases> {
     const ingest: WriteCases['ingest'] = [];
     let firstPutMs: number | undefined;
     let warmup: WriteCases['warmup'];
+    let byIndexSet: WriteCases['byIndexSet'];
     const db3 = await connect(path.join(root, 'write-cases'), { fsync: FSYNC, generationCacheBytes: 16 * GiB, writer: { ...DEFAULT_WRITER_CONFIG, indexSliceRows: INGEST_SLICE } });
     try {
       // 8c. Warm-up: the windows measure sustained ingest, what a server that has been taking
@@ -894,10 +912,11 @@ async function writeCases(root: string): Promise<WriteCases> {
         log(`ingest ${rows} rows in ${INGEST_BATCH}-row puts, ${inflight} in flight: ${(rows / (ms / 1000)).toFixed(0)} rows/s, longest stall ${stall.maxGapMs.toFixed(0)} ms (longest GC pause ${stall.gcMaxMs.toFixed(0)} ms, ${stall.gcMaxKind}), ${after - before} generations flushed meanwhile; CPU ${cpuUsPerRow.toFixed(1)} µs a row over all threads, main thread busy ${mainBusyUsPerRow.toFixed(1)}; JS heap ${(v8.getHeapStatistics().used_heap_size / 2 ** 20).toFixed(0)} MB`);
       }
       await ti.close();
+      byIndexSet = INDEX_SET_ROWS > 0 ? await ingestByIndexSet(db, db3, gen, schema) : undefined;
     } finally {
       await db3.close();
     }
-    return { flush: { rows: FLUSH_ROWS, createIndexMs, flushMs, flushStall }, createIndexStall: { rows: STALL_ROWS, ms: ciMs, stall: ciStall }, firstPutMs, warmup, ingest };
+    return { flush: { rows: FLUSH_ROWS, createIndexMs, flushMs, flushStall }, createIndexStall: { rows: STALL_ROWS, ms: ciMs, stall: ciStall }, firstPutMs, warmup, ingest, byIndexSet };
   } finally {
     await db.close();
   }
@@ -959,6 +978,53 @@ async function ingestWarmup(db: Database, db3: Database, gen: RowGenerator, sche
   } finally {
     await tw.close();
   }
+}
+
+/**
+ * Case 8d: the ingest windows again (INDEX_SET_ROWS rows, 1 and then INGEST_INFLIGHT in flight)
+ * into tables like the ingest table that maintain fewer indexes — the scalar `year` index alone,
+ * IVF-PQ + scalar, FTS + scalar — so the report shows what each index costs the write path
+ * (same process, warmed; each table built on STALL_ROWS rows, the IVF-PQ model trained there
+ * with fixed partitions, then reopened with the default writer settings).
+ */
+async function ingestByIndexSet(db: Database, db3: Database, gen: RowGenerator, schema: ReturnType<typeof searchSchema>): Promise<IndexSetIngest[]> {
+  const out: IndexSetIngest[] = [];
+  const sets: { name: string; label: string; vector: boolean; body: boolean }[] = [
+    { name: 'ingest_scalar', label: 'scalar only', vector: false, body: false },
+    { name: 'ingest_vector', label: 'IVF-PQ + scalar', vector: true, body: false },
+    { name: 'ingest_fts', label: 'FTS + scalar', vector: false, body: true },
+  ];
+  for (const [i, set] of sets.entries()) {
+    let rows: Rows | null = makeRows(gen, new Rng(8200 + i), Int32Array.from({ length: STALL_ROWS + 2 * INDEX_SET_ROWS + INGEST_BATCH }, (_, k) => k));
+    const tb = await db.createTable(set.name, schema, { primaryKey: 'id', writer: BUILD_WRITER });
+    await putRowRange(tb, rows, 0, STALL_ROWS, BUILD_PUT_ROWS, BUILD_INFLIGHT);
+    if (set.vector) await tb.createIndex('vector', { type: 'ivf_pq', partitions: defaultPartitions(STALL_ROWS) });
+    if (set.body) await tb.createIndex('body', { type: 'fts' });
+    await tb.createIndex('year', { type: 'scalar' });
+    await tb.flush();
+    await tb.close();
+    const windows = [1, INGEST_INFLIGHT].map((inflight, w) => {
+      const first = STALL_ROWS + w * INDEX_SET_ROWS;
+      const batches: RecordBatch[] = [];
+      for (let s = first; s < first + INDEX_SET_ROWS; s += INGEST_BATCH) batches.push(rowsBatch(schema, rows!, s, Math.min(first + INDEX_SET_ROWS, s + INGEST_BATCH)));
+      return { inflight, batches };
+    });
+    const warmBatch = rowsBatch(schema, rows, STALL_ROWS + 2 * INDEX_SET_ROWS, STALL_ROWS + 2 * INDEX_SET_ROWS + INGEST_BATCH);
+    rows = null;
+    const t = await db3.openTable(set.name);
+    try {
+      await t.put(warmBatch);
+      for (const { inflight, batches } of windows) {
+        const { ms, cpuUsPerRow, mainBusyUsPerRow } = await timedIngest(t, batches, inflight, INDEX_SET_ROWS);
+        const r = { indexes: set.label, rows: INDEX_SET_ROWS, inflight, rowsPerSec: INDEX_SET_ROWS / (ms / 1000), cpuUsPerRow, mainBusyUsPerRow };
+        out.push(r);
+        log(`ingest, ${set.label}: ${INDEX_SET_ROWS} rows, ${inflight} in flight: ${r.rowsPerSec.toFixed(0)} rows/s, CPU ${cpuUsPerRow.toFixed(1)} µs a row over all threads, main thread busy ${mainBusyUsPerRow.toFixed(1)}`);
+      }
+    } finally {
+      await t.close();
+    }
+  }
+  return out;
 }
 
 // ---- main ------------------------------------------------------------------------------------
@@ -1271,6 +1337,20 @@ function markdown(generatedAt: string, machine: { code: { commit: string; uncomm
     if (writes.firstPutMs !== undefined) L.push(`| the first ${writes.ingest[0]?.batch.toLocaleString('en-US') ?? ''}-row put after reopening the ingest table (loads what the writer reads lazily; before the timed windows) | ${f(writes.firstPutMs, 1)} ms | — | — |`);
     for (const i of writes.ingest) {
       L.push(`| ingest ${i.rows.toLocaleString('en-US')} rows, ${i.batch}-row puts, ${i.inflight} in flight (IVF-PQ + FTS + scalar maintained, default writer settings; ${i.generationsFlushed} generation(s) flushed meanwhile) | ${Math.round(i.rowsPerSec).toLocaleString('en-US')} rows/s (put p50 ${f(i.putMs.p50, 1)} ms, p99 ${f(i.putMs.p99, 1)} ms${i.cpuUsPerRow === undefined ? '' : `; CPU ${f(i.cpuUsPerRow, 1)} µs a row over all threads, main thread busy ${f(i.mainBusyUsPerRow ?? NaN, 1)}`}) | ${st(i.stall)} |`);
+    }
+    if (writes.byIndexSet && writes.byIndexSet.length > 0) {
+      const sets = [...new Set(writes.byIndexSet.map((r) => r.indexes))];
+      const inflights = [...new Set(writes.byIndexSet.map((r) => r.inflight))];
+      const both = (inflight: number) => writes.ingest.find((i) => i.inflight === inflight);
+      const cell = (r: { rowsPerSec: number; cpuUsPerRow?: number; mainBusyUsPerRow?: number } | undefined) =>
+        r === undefined ? '—' : `${Math.round(r.rowsPerSec).toLocaleString('en-US')} (${f(r.cpuUsPerRow ?? NaN, 1)} / ${f(r.mainBusyUsPerRow ?? NaN, 1)})`;
+      L.push('');
+      L.push(`What each index costs the write path: the same windows (${writes.byIndexSet[0]!.rows.toLocaleString('en-US')} rows, ${INGEST_BATCH}-row puts) into tables of the same shape that maintain fewer indexes, built and reopened like the ingest table, in the same process after it. rows/s (CPU µs a row over all threads / main thread busy µs a row):`);
+      L.push('');
+      L.push(`| indexes maintained | ${inflights.map((n) => `${n} in flight`).join(' | ')} |`);
+      L.push(`| --- | ${inflights.map(() => '---').join(' | ')} |`);
+      for (const set of sets) L.push(`| ${set} | ${inflights.map((n) => cell(writes.byIndexSet!.find((r) => r.indexes === set && r.inflight === n))).join(' | ')} |`);
+      L.push(`| IVF-PQ + FTS + scalar (the windows above) | ${inflights.map((n) => cell(both(n))).join(' | ')} |`);
     }
   }
   L.push('');
