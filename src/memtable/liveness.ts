@@ -80,6 +80,15 @@ interface Combined extends LiveState {
   cleared: number[];
 }
 
+/** Marks row `p` dead in `comb` (if it was live), logging it in `cleared`. */
+function clearLive(comb: Combined, p: number): void {
+  if (comb.live[p]) {
+    comb.live[p] = 0;
+    comb.liveCount--;
+    comb.cleared.push(p);
+  }
+}
+
 export interface SourceLiveness {
   /** 1 = live ([0, rows) of the source). */
   live: Uint8Array;
@@ -293,7 +302,8 @@ export function regionLiveness(
       const positions = own[s].keys.positions;
       const bits = sup.bits;
       const current = new Set<SourceKeys>();
-      newerMems.forEach((o, m) => {
+      for (let m = 0; m < newerMems.length; m++) {
+        const o = newerMems[m]!;
         current.add(o.keys);
         const done = sup!.applied.get(o.keys) ?? 0;
         if (done < o.keys.rowCount) {
@@ -309,9 +319,9 @@ export function regionLiveness(
               newlyDead.push(pos);
             }
           }
-          sup!.applied.set(o.keys, o.keys.rowCount);
+          sup.applied.set(o.keys, o.keys.rowCount);
         }
-      });
+      }
       for (const k of sup.applied.keys()) if (!current.has(k)) sup.applied.delete(k);
     }
 
@@ -330,15 +340,9 @@ export function regionLiveness(
       comb = { rows, genSig, live, liveCount: count, cleared: [] };
       source.cache.combined = comb;
     } else {
-      const clear = (p: number) => {
-        if (comb!.live[p]) {
-          comb!.live[p] = 0;
-          comb!.liveCount--;
-          comb!.cleared.push(p);
-        }
-      };
-      for (const p of own[s].flipped) clear(p);
-      for (const p of newlyDead) clear(p);
+      // No closures made per source (under tsx each costs ~1 µs: `keepNames` names it at run time).
+      for (const p of own[s].flipped) clearLive(comb, p);
+      for (const p of newlyDead) clearLive(comb, p);
       if (comb.rows < rows) {
         // A growing MemTable with no newer MemTable and no generation rules: append its rows.
         comb.live = grow(comb.live, rows);

@@ -15,8 +15,14 @@ import { estimateBytes } from '../util/memory-estimate.js';
 import type { Data } from 'apache-arrow';
 
 export class GenerationCache {
-  private readonly entries = new Map<string, { gen: Promise<LoadedGeneration>; bytes: number; loaded?: LoadedGeneration }>();
+  /**
+   * By key; `used` is when the entry was last asked for (a tick of this cache). Recency is a
+   * counter rather than the Map's order, so a hit costs no delete and re-insert: a search asks
+   * for every generation of the table on every query.
+   */
+  private readonly entries = new Map<string, CacheEntry>();
   private bytes = 0;
+  private tick = 0;
 
   constructor(
     private readonly store: ObjectStore,
@@ -32,8 +38,7 @@ export class GenerationCache {
     const key = this.key(layout, folder);
     const hit = this.entries.get(key);
     if (hit) {
-      this.entries.delete(key);
-      this.entries.set(key, hit);
+      hit.used = ++this.tick;
       const loaded = await hit.gen;
       // Indexes created since the generation was loaded: from sidecars or built from its rows.
       // An IVF-PQ index without a trained model cannot be built yet: no sidecar fetch for it.
@@ -43,7 +48,7 @@ export class GenerationCache {
       return loaded;
     }
     const gen = readGeneration(this.store, layout, this.indexing, generation, folder);
-    const entry = { gen, bytes: 0 };
+    const entry: CacheEntry = { gen, bytes: 0, used: ++this.tick };
     this.entries.set(key, entry);
     gen.then(
       (g) => this.account(key, entry, g),
@@ -62,8 +67,7 @@ export class GenerationCache {
     const hit = this.entries.get(key);
     const loaded = hit?.loaded;
     if (!hit || !loaded || this.indexing.lacksIndexes(loaded.indexes)) return undefined;
-    this.entries.delete(key);
-    this.entries.set(key, hit);
+    hit.used = ++this.tick;
     return loaded;
   }
 
@@ -93,22 +97,35 @@ export class GenerationCache {
 
   put(layout: RegionLayout, gen: LoadedGeneration): void {
     const key = this.key(layout, gen.folder);
-    const entry = { gen: Promise.resolve(gen), bytes: 0 };
+    const old = this.entries.get(key);
+    if (old) this.bytes -= old.bytes;
+    const entry: CacheEntry = { gen: Promise.resolve(gen), bytes: 0, used: ++this.tick };
     this.entries.set(key, entry);
     this.account(key, entry, gen);
   }
 
-  private account(key: string, entry: { bytes: number; loaded?: LoadedGeneration }, gen: LoadedGeneration): void {
+  /** Counts a loaded entry, then lets the least recently used others go while over the budget. */
+  private account(key: string, entry: CacheEntry, gen: LoadedGeneration): void {
     if (this.entries.get(key) !== entry) return;
     entry.loaded = gen;
     entry.bytes = generationBytes(gen, this.indexing);
     this.bytes += entry.bytes;
-    for (const [k, e] of this.entries) {
-      if (this.bytes <= this.maxBytes || k === key) break;
+    if (this.bytes <= this.maxBytes) return;
+    const byAge = [...this.entries].filter(([k]) => k !== key).sort((a, b) => a[1].used - b[1].used);
+    for (const [k, e] of byAge) {
+      if (this.bytes <= this.maxBytes) break;
       this.entries.delete(k);
       this.bytes -= e.bytes;
     }
   }
+}
+
+interface CacheEntry {
+  gen: Promise<LoadedGeneration>;
+  bytes: number;
+  loaded?: LoadedGeneration;
+  /** The cache's tick when it was last asked for (least recently used goes first). */
+  used: number;
 }
 
 /** What a loaded generation holds in memory (see the class comment). */

@@ -15,13 +15,13 @@ import type { IndexingContext } from '../../src/index/indexing.js';
 import type { ObjectStore } from '../../src/storage/object-store.js';
 import { readSpy } from '../helpers/read-spy.js';
 
-/** A table with a full-text index and two flushed generations of `rows` rows each, and the generations' folders. */
-async function twoGenerations(rows: number) {
+/** A table with a full-text index and `n` (two) flushed generations of `rows` rows each, and the generations' folders. */
+async function twoGenerations(rows: number, n = 2) {
   const mem = new MemoryObjectStore();
   const db = await connect('memory://', { store: mem, writer: { maxWalFlushIntervalMs: 0 } });
   const table = await db.createTable('docs', docsSchema, { primaryKey: 'id' });
   await table.createIndex('text', { type: 'fts' });
-  for (let g = 0; g < 2; g++) {
+  for (let g = 0; g < n; g++) {
     await table.put(docs(range(g * rows, g * rows + rows), 1));
     await table.flush();
   }
@@ -80,6 +80,28 @@ test('a loaded generation is charged for its indexes, and the cache evicts by th
   await cache.get(layout, loaded[1].generation, loaded[1].folder);
   const again = await cache.get(layout, loaded[0].generation, loaded[0].folder);
   t.not(again, first, 'the first generation was evicted and loaded again');
+  await db.close();
+});
+
+test('the cache lets the least recently asked-for generation go: a peek or a get keeps one', async (t) => {
+  const { db, ctx, layout, folders } = await twoGenerations(1000, 3);
+  t.is(folders.length, 3);
+  const gen = (f: string) => Number(f.split('_gen_')[1]);
+  const sizes = await Promise.all(folders.map(async (f) => generationBytes(await new GenerationCache(ctx.store, ctx.indexing, 1 << 30).get(layout, gen(f), f), ctx.indexing)));
+  // Room for two of the three.
+  const budget = Math.floor(Math.max(...sizes) * 2.5);
+  for (const touch of ['peek', 'get'] as const) {
+    const cache = new GenerationCache(ctx.store, ctx.indexing, budget);
+    const a = await cache.get(layout, gen(folders[0]), folders[0]);
+    await cache.get(layout, gen(folders[1]), folders[1]);
+    // The first one asked for again: the second is now the least recent.
+    if (touch === 'peek') t.is(cache.peek(layout, folders[0]), a);
+    else t.is(await cache.get(layout, gen(folders[0]), folders[0]), a);
+    await cache.get(layout, gen(folders[2]), folders[2]);
+    t.is(cache.peek(layout, folders[0]), a, `${touch}: the generation asked for again stays`);
+    t.is(cache.peek(layout, folders[1]), undefined, `${touch}: the least recent went`);
+    t.truthy(cache.peek(layout, folders[2]), `${touch}: the newest stays`);
+  }
   await db.close();
 });
 
