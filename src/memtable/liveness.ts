@@ -305,7 +305,7 @@ export function regionLiveness(
       for (let m = 0; m < newerMems.length; m++) {
         const o = newerMems[m]!;
         current.add(o.keys);
-        const done = sup!.applied.get(o.keys) ?? 0;
+        const done = sup.applied.get(o.keys) ?? 0;
         if (done < o.keys.rowCount) {
           const { keys, found } = newKeys(m, done, o.keys.rowCount);
           for (let i = 0; i < keys.length; i++) {
