@@ -19,13 +19,8 @@ const PUT = envNumber('PUT', 1000);
 const REPS = envNumber('REPS', 5);
 const vocab = new ZipfVocabulary(50_000, 1.0, 11);
 const rng = new Rng(5);
-const texts: string[] = [];
-for (let i = 0; i < N; i++) {
-  const n = 8 + rng.int(33);
-  const w: string[] = [];
-  for (let j = 0; j < n; j++) w.push(vocab.sample(rng));
-  texts.push(w.join(' '));
-}
+// The rows bench:search writes: 8–40 words of a 50 000-word Zipf vocabulary.
+const texts = Array.from({ length: N }, () => vocab.document(rng, 8, 40));
 const options = resolveTokenizerOptions({});
 // The worker's lexicon: one for the whole run (it outlives MemTables), like the worker's.
 const workerLexicon = new SharedLexicon(options);
