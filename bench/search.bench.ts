@@ -949,21 +949,29 @@ async function timedIngest(table: Table, batches: readonly RecordBatch[], inflig
 }
 
 /**
+ * A table for ingest windows: its first `trainRows` rows put, then the indexes created on them
+ * (the scalar `year` index always; IVF-PQ with the partitions the default picks for those rows,
+ * fixed, so its model does not grow in the windows — a background re-encoding that could run on
+ * into them), flushed and closed for the caller to reopen with the writer settings it measures.
+ */
+async function buildIngestTable(db: Database, name: string, schema: ReturnType<typeof searchSchema>, rows: Rows, trainRows: number, indexes: { vector: boolean; body: boolean }): Promise<void> {
+  const tb = await db.createTable(name, schema, { primaryKey: 'id', writer: BUILD_WRITER });
+  await putRowRange(tb, rows, 0, trainRows, BUILD_PUT_ROWS, BUILD_INFLIGHT);
+  if (indexes.vector) await tb.createIndex('vector', { type: 'ivf_pq', partitions: defaultPartitions(trainRows) });
+  if (indexes.body) await tb.createIndex('body', { type: 'fts' });
+  await tb.createIndex('year', { type: 'scalar' });
+  await tb.flush();
+  await tb.close();
+}
+
+/**
  * Case 8c: a table like the ingest table (its own rows, indexes created on its first
  * WARMUP_TRAIN_ROWS), reopened through `db3` (default writer settings) and given INGEST_WARMUP
  * rows in INGEST_BATCH-row puts, INGEST_INFLIGHT in flight; timed like the windows.
  */
 async function ingestWarmup(db: Database, db3: Database, gen: RowGenerator, schema: ReturnType<typeof searchSchema>): Promise<NonNullable<WriteCases['warmup']>> {
   let rows: Rows | null = makeRows(gen, new Rng(8100), Int32Array.from({ length: WARMUP_TRAIN_ROWS + INGEST_WARMUP }, (_, i) => i));
-  const tb = await db.createTable('ingest_warmup', schema, { primaryKey: 'id', writer: BUILD_WRITER });
-  await putRowRange(tb, rows, 0, WARMUP_TRAIN_ROWS, BUILD_PUT_ROWS, BUILD_INFLIGHT);
-  // Partitions fixed, as for the ingest table: no model growth (with its background re-encoding,
-  // which could run on into the windows).
-  await tb.createIndex('vector', { type: 'ivf_pq', partitions: defaultPartitions(WARMUP_TRAIN_ROWS) });
-  await tb.createIndex('body', { type: 'fts' });
-  await tb.createIndex('year', { type: 'scalar' });
-  await tb.flush();
-  await tb.close();
+  await buildIngestTable(db, 'ingest_warmup', schema, rows, WARMUP_TRAIN_ROWS, { vector: true, body: true });
   const batches: RecordBatch[] = [];
   for (let s = WARMUP_TRAIN_ROWS; s < WARMUP_TRAIN_ROWS + INGEST_WARMUP; s += INGEST_BATCH) batches.push(rowsBatch(schema, rows, s, Math.min(WARMUP_TRAIN_ROWS + INGEST_WARMUP, s + INGEST_BATCH)));
   rows = null;
@@ -996,13 +1004,7 @@ async function ingestByIndexSet(db: Database, db3: Database, gen: RowGenerator, 
   ];
   for (const [i, set] of sets.entries()) {
     let rows: Rows | null = makeRows(gen, new Rng(8200 + i), Int32Array.from({ length: STALL_ROWS + 2 * INDEX_SET_ROWS + INGEST_BATCH }, (_, k) => k));
-    const tb = await db.createTable(set.name, schema, { primaryKey: 'id', writer: BUILD_WRITER });
-    await putRowRange(tb, rows, 0, STALL_ROWS, BUILD_PUT_ROWS, BUILD_INFLIGHT);
-    if (set.vector) await tb.createIndex('vector', { type: 'ivf_pq', partitions: defaultPartitions(STALL_ROWS) });
-    if (set.body) await tb.createIndex('body', { type: 'fts' });
-    await tb.createIndex('year', { type: 'scalar' });
-    await tb.flush();
-    await tb.close();
+    await buildIngestTable(db, set.name, schema, rows, STALL_ROWS, set);
     const windows = [1, INGEST_INFLIGHT].map((inflight, w) => {
       const first = STALL_ROWS + w * INDEX_SET_ROWS;
       const batches: RecordBatch[] = [];
