@@ -23,10 +23,13 @@
  * - Insertion: `add` tokenizes rows into a token buffer (a hash table maps each lower-cased word
  *   straight to its term id, so known words cost no string allocation, stemming or Map lookup;
  *   ASCII rows of an Arrow Utf8 column are tokenized from their bytes, without a string per row,
- *   and words of up to 12 bytes are looked up packed into three integers),
- *   then moves the buffer into the postings grouped by term (a counting sort, terms in id order)
- *   at the end of the call or every 2^18 tokens, so each term's arrays are touched once per flush,
- *   not once per row, and through flat per-term locations rather than the array objects.
+ *   and words of up to 12 bytes are looked up packed into three integers; `addTokenized` takes
+ *   rows another thread tokenized), then, at the end of the call or every 2^16 tokens, groups the
+ *   buffer by term (a counting sort, terms in id order) into an immutable segment
+ *   (posting-segments.ts). A term's postings are its per-term arrays followed by its runs in the
+ *   segments: a read moves the runs of the terms it reads into their arrays (`ensureTerm`), and
+ *   sealing moves every term's in one pass over the segments (`mergeSegmentsSteps`), so a write
+ *   touches no per-term array at all.
  *
  * ## BM25 (exact; see `bm25Idf`/`bm25TermScore`)
  * k1 = 1.2, b = 0.75, N = docCount, df, tf, dl as documented in `FtsStats`;
@@ -124,6 +127,7 @@ import { SharedLexicon } from './shared-lexicon.js';
 import { FuzzyMatcher, charMask, mayBeWithin } from './fuzzy.js';
 import { RowTerms } from './row-terms.js';
 import { SLAB_CHUNK_ENTRIES, SlabAllocator } from './slab-allocator.js';
+import { firstPostingFrom, mergeSegments, SegmentArena, segmentTermIndex, segmentTokens, type PostingSegment } from './posting-segments.js';
 import type { LexiconMirror, TokenCursor, TokenizedRows } from './row-tokens.js';
 import { int32WithRoom } from '../../util/int32-room.js';
 import { runSteps } from '../../util/steps.js';
@@ -289,6 +293,12 @@ interface TermBlocks {
 /** How `sealSteps` sealed indexes in this process: packed into slab chunks, or into two buffers (tests read these). */
 export const ftsSealCounts = { packed: 0, runs: 0 };
 /**
+ * What the posting segments did in this process (tests read these): segments made from the
+ * insertion buffer, merges of small ones, term runs moved into a term's arrays for a read, and
+ * seals, remaps or sidecars that moved every term's.
+ */
+export const ftsSegmentCounts = { built: 0, mergedSmall: 0, runsMoved: 0, mergedAll: 0 };
+/**
  * Counters for tests and benchmarks: postings the block-max path (`runFirstTermPruned`) scored and
  * skipped; postings `runTerm` scanned touching rows or updating touched ones, touched rows it
  * looked up by galloping instead; and `search` calls.
@@ -303,22 +313,17 @@ const PRUNE_MIN_POSTINGS = 4 * BLOCK_POSTINGS;
 const MAX_BLOCK_MAX_TERMS = 65_536;
 
 const META_PREFIX = 'quiver.fts.';
+/** Segments of fewer token positions are merged, SMALL_SEGMENTS_MERGED at a time (a series of small writes read in between). */
+const SMALL_SEGMENT_TOKENS = 4096;
+const SMALL_SEGMENTS_MERGED = 8;
 const NO_ENTRIES = new Uint32Array(0);
 const SURFACE_CACHE_LIMIT = 1 << 20;
 /**
- * Buffered tokens that trigger a flush into the postings. A MemTable leaves its large writes'
+ * Buffered tokens that trigger a flush into a segment. A MemTable leaves its large writes'
  * tokens buffered (see `add`'s `defer`), so this is also the most a read may have to move first.
  */
 const FLUSH_TOKENS = 1 << 16;
 const FORMAT_VERSION = '1';
-/**
- * Capacity of a term's arrays when it is created. Growing one replaces its view object (a few
- * hundred ns with the garbage it makes); 16 rather than 4 spares most terms one or two growths
- * (about 140k → 50k growths for 100k rows of a 50k-word Zipf vocabulary) at the cost of 96 bytes
- * for a term that never gets past 4 token positions and 2 postings (a term costs ~400 bytes
- * of dictionary, views and statistics anyway). Arrays of `fromArrow` and `remapped` are exact.
- */
-const INITIAL_ENTRIES = 16;
 /** Terms `idOf` remembers (a query's terms, looked up for its statistics and again for its search). */
 const RECENT_TERMS = 4;
 /** Entries per term in `InvertedIndex.loc`. */
@@ -527,6 +532,22 @@ export class InvertedIndex {
    * the first append moves it there). Only the insertion path reads it.
    */
   private loc: Int32Array = new Int32Array(16 * LOC_STRIDE);
+
+  // --- segments (posting-segments.ts): each flush of the insertion buffer, grouped by term and
+  // kept as it is. A term's postings are its per-term arrays (`post`/`tokPos`: slab or runs),
+  // which hold those below row position `matTo[id]`, then its runs in the segments from there
+  // on. A read moves the postings of the terms it reads into their arrays first (`ensureTerm`),
+  // sealing moves every term's (`mergeSegmentsSteps`).
+  private segs: PostingSegment[] = [];
+  private segArena = new SegmentArena();
+  /** Per term: its postings below this row position are in its per-term arrays. */
+  private matTo: Uint32Array = new Uint32Array(16);
+  /**
+   * Per term that `add`/`addTokenized` created: 1 + the row position of its first posting (a
+   * fuzzy candidate's visibility, without moving its postings). 0 for other terms (their first
+   * posting is in their arrays).
+   */
+  private firstRow: Uint32Array = new Uint32Array(16);
   /** Lower-cased word → term id (−1: stop word). A cache of `analyzeWord`, cleared when large. */
   private readonly surface = new WordTable();
   /** Words of the row being indexed (`indexAscii`). */
@@ -604,7 +625,12 @@ export class InvertedIndex {
     if (l !== 0) return l - 1;
     const term = this.lexicon.term(g);
     const known = this.lexComplete ? undefined : this.idOf(term);
-    const id = known ?? this.termId(term, true, false, true);
+    let id = known;
+    if (id === undefined) {
+      // Its postings go to segments: arrays are made when a read or a seal moves them there.
+      id = this.termId(term, false, true);
+      this.firstRow[id] = this.curDoc + 1;
+    }
     this.localOf = int32WithRoom(this.localOf, g);
     this.localOf[g] = id + 1;
     return id;
@@ -727,11 +753,10 @@ export class InvertedIndex {
    * not go backwards (gaps are allowed and hold no document). A null text is not a document; an
    * empty text is a document of length 0. Neither matches anything.
    *
-   * With `defer`, the rows' tokens may stay in the insertion buffer (up to 2^18 tokens) instead
-   * of moving into the postings at the end of the call: a caller adding one large write in
-   * several slices moves them once, so each term's arrays are touched once for the write rather
-   * than once per slice. Every read moves buffered tokens first, so a deferred add is never
-   * invisible to a read; it only decides who pays for the move.
+   * With `defer`, the rows' tokens may stay in the insertion buffer (up to 2^16 tokens) instead
+   * of moving into a segment at the end of the call: a caller adding one large write in several
+   * slices makes one segment of it. Every read moves buffered tokens first, so a deferred add is
+   * never invisible to a read; it only decides who pays for the move.
    */
   add(firstPosition: number, texts: FtsTexts, defer = false): void {
     this.packed = null;
@@ -817,6 +842,7 @@ export class InvertedIndex {
       }
       let n = this.nTok;
       if (n + dl > this.bTerm.length) this.growBuffer(n + dl);
+      this.curDoc = pos;
       const bTerm = this.bTerm;
       const bPos = this.bPos;
       const bDoc = this.bDoc;
@@ -863,6 +889,10 @@ export class InvertedIndex {
   /** Sizes the per-term insertion arrays for `n` terms. */
   private reserveTerms(n: number): void {
     if (n > this.bCount.length) this.bCount = grow(this.bCount, n);
+    if (n > this.matTo.length) {
+      this.matTo = grow(this.matTo, n);
+      this.firstRow = grow(this.firstRow, n);
+    }
     const words = (n + 31) >>> 5;
     if (words > this.bBits.length) this.bBits = grow(this.bBits, words);
     if (n * LOC_STRIDE > this.loc.length) {
@@ -898,7 +928,11 @@ export class InvertedIndex {
     if (this.nTok >= FLUSH_TOKENS) this.flush();
   }
 
-  private termId(term: string, allocate = true, known?: boolean, viaLexicon = false): number {
+  /**
+   * Id of `term`, added when new (`known` false: it is new). A new term has no arrays: they are
+   * made when postings first move into them (a read's `ensureTerm`, a seal, a sidecar's load).
+   */
+  private termId(term: string, known?: boolean, viaLexicon = false): number {
     let id = known === false ? undefined : this.idOf(term);
     if (id === undefined) {
       id = this.termStr.length;
@@ -919,24 +953,11 @@ export class InvertedIndex {
         this.minDl = grow(this.minDl, id + 1);
       }
       this.reserveTerms(id + 1);
-      const L = id * LOC_STRIDE;
-      if (allocate) {
-        const slab = this.slab;
-        slab.alloc(INITIAL_ENTRIES);
-        this.loc[L] = slab.chunk;
-        this.loc[L + 1] = slab.offset;
-        this.loc[L + 2] = INITIAL_ENTRIES;
-        slab.alloc(INITIAL_ENTRIES);
-        this.loc[L + 3] = slab.chunk;
-        this.loc[L + 4] = slab.offset;
-        this.loc[L + 5] = INITIAL_ENTRIES;
-        this.post.push(undefined);
-        this.tokPos.push(undefined);
-      } else {
-        this.post.push(NO_ENTRIES);
-        this.tokPos.push(NO_ENTRIES);
-        this.loc.fill(0, L, L + LOC_STRIDE);
-      }
+      this.matTo[id] = 0;
+      this.firstRow[id] = 0;
+      this.post.push(NO_ENTRIES);
+      this.tokPos.push(NO_ENTRIES);
+      this.loc.fill(0, id * LOC_STRIDE, (id + 1) * LOC_STRIDE);
       this.maxTf[id] = 0;
       this.minDl[id] = 0xffffffff;
       const len = codePointLength(term);
@@ -1011,6 +1032,7 @@ export class InvertedIndex {
   private indexAscii(pos: number, bytes: Uint8Array, from: number, to: number): number {
     // Another index may have made the lexicon start over since this one last indexed.
     this.checkLexEpoch();
+    this.curDoc = pos;
     const spans = this.spans;
     spans.count = 0;
     scanAsciiWords(bytes, from, to, this.options.maxTokenLength, spans);
@@ -1057,9 +1079,11 @@ export class InvertedIndex {
   }
 
   /**
-   * Moves the buffered tokens into the postings, term by term in id order (the per-term arrays
-   * are then visited in address order, and so are `post` and `tokPos`). Every method that reads
-   * postings, per-term counts or the forward index calls it first (see `add`'s `defer`).
+   * Moves the buffered tokens into a new segment (posting-segments.ts), grouped by term in id
+   * order (a counting sort: sequential writes, a term's counter touched once per token), and
+   * their rows' distinct terms into the forward index. Every method that reads postings, per-term
+   * counts or the forward index calls it first (see `add`'s `defer`); one that reads a term's
+   * postings then moves them out of the segments (`ensureTerm`).
    */
   private flush(): void {
     const n = this.nTok;
@@ -1102,55 +1126,139 @@ export class InvertedIndex {
     }
     this.fwd.appendTokens(bTerm, bDoc, n, this.base, this.span);
     // count[id] is now the end of the term's run; runs are laid out in `terms` order.
-    const docLen = this.docLen;
-    const base = this.base;
-    const postCount = this.postCount;
-    const posCount = this.posCount;
-    const maxTfs = this.maxTf;
-    const minDls = this.minDl;
-    const loc = this.loc;
-    const chunks = this.slab.chunks;
+    const arena = this.segArena;
+    const segTerms = arena.alloc(nt);
+    const tokEnd = arena.alloc(nt);
+    const postEnd = arena.alloc(nt);
+    let postings = 0;
     let start = 0;
     for (let u = 0; u < nt; u++) {
       const id = terms[u]!;
       const end = count[id]!;
       count[id] = 0;
+      segTerms[u] = id;
+      tokEnd[u] = end;
       let docs = 1;
       for (let i = start + 1; i < end; i++) if (sDoc[i] !== sDoc[i - 1]) docs++;
-      const c = postCount[id]!;
-      const pc = posCount[id]!;
-      const L = id * LOC_STRIDE;
-      if (loc[L] === 0 || 2 * (c + docs) > loc[L + 2]!) this.growPost(id, 2 * c, 2 * (c + docs));
-      if (loc[L + 3] === 0 || pc + (end - start) > loc[L + 5]!) this.growTok(id, pc, pc + (end - start));
-      // Written through the chunks at the arrays' offsets (see `SlabAllocator`).
-      const post = chunks[loc[L]!]!;
-      const po = loc[L + 1]!;
-      const tok = chunks[loc[L + 3]!]!;
-      const to = loc[L + 4]!;
-      let maxTf = maxTfs[id]!;
-      let minDl = minDls[id]!;
-      let k = po + 2 * c;
-      let w = pc;
-      let i = start;
-      while (i < end) {
-        const d = sDoc[i]!;
-        const first = w;
-        do tok[to + w++] = sPos[i++]!;
-        while (i < end && sDoc[i] === d);
-        post[k] = d;
-        post[k + 1] = w;
-        k += 2;
-        if (w - first > maxTf) maxTf = w - first;
-        const dl = docLen[d - base]!;
-        if (dl < minDl) minDl = dl;
-      }
-      postCount[id] = c + docs;
-      posCount[id] = w;
-      maxTfs[id] = maxTf;
-      minDls[id] = minDl;
+      postings += docs;
       start = end;
     }
+    const post = arena.alloc(2 * postings);
+    const tok = arena.alloc(n);
+    tok.set(sPos.subarray(0, n));
+    let k = 0;
+    let i = 0;
+    for (let u = 0; u < nt; u++) {
+      const end = tokEnd[u]!;
+      while (i < end) {
+        const d = sDoc[i]!;
+        do i++;
+        while (i < end && sDoc[i] === d);
+        post[k] = d;
+        post[k + 1] = i;
+        k += 2;
+      }
+      postEnd[u] = k;
+    }
+    const segs = this.segs;
+    const from = segs.length > 0 ? segs[segs.length - 1]!.to : this.base;
+    segs.push({ from, to: this.base + this.span, nTerms: nt, terms: segTerms, postEnd, tokEnd, post, tok });
+    ftsSegmentCounts.built++;
     this.nTok = 0;
+    // A run of small writes, each read before the next (a segment each), is merged as it grows,
+    // so a read never looks a term up in thousands of segments.
+    let small = 0;
+    while (small < segs.length && segmentTokens(segs[segs.length - 1 - small]!) < SMALL_SEGMENT_TOKENS) small++;
+    if (small >= SMALL_SEGMENTS_MERGED) {
+      segs.push(mergeSegments(segs.splice(segs.length - small, small), arena));
+      ftsSegmentCounts.mergedSmall++;
+    }
+  }
+
+  /**
+   * Moves term `id`'s postings out of the segments into its per-term arrays (those at row
+   * positions from `matTo[id]` on), so every read of its arrays and counts sees all of them.
+   */
+  private ensureTerm(id: number): void {
+    const segs = this.segs;
+    const ns = segs.length;
+    if (ns === 0) return;
+    const from = id < this.matTo.length ? this.matTo[id]! : 0;
+    const to = segs[ns - 1]!.to;
+    if (from >= to) return;
+    // The first segment holding rows from `from` on.
+    let lo = 0;
+    let hi = ns;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (segs[mid]!.to <= from) lo = mid + 1;
+      else hi = mid;
+    }
+    for (let s = lo; s < ns; s++) {
+      const seg = segs[s]!;
+      const u = segmentTermIndex(seg, id);
+      if (u >= 0) {
+        this.appendRun(id, seg, u, from);
+        ftsSegmentCounts.runsMoved++;
+      }
+    }
+    this.reserveTerms(id + 1);
+    this.matTo[id] = to;
+  }
+
+  /** The id of `term` with its postings all in its arrays (`ensureTerm`), or undefined. */
+  private readTerm(term: string): number | undefined {
+    const id = this.idOf(term);
+    if (id !== undefined) this.ensureTerm(id);
+    return id;
+  }
+
+  /**
+   * Appends term `id`'s postings in segment `seg` (its u-th term) at row positions ≥ `min` to
+   * the term's arrays, with its counts and score bounds.
+   */
+  private appendRun(id: number, seg: PostingSegment, u: number, min: number): void {
+    const sp = seg.post;
+    const pe = seg.postEnd[u]!;
+    const ps = firstPostingFrom(sp, u === 0 ? 0 : seg.postEnd[u - 1]!, pe, min);
+    if (ps === pe) return;
+    // The run's first token: the previous posting's end (the previous term's last, at a run's start).
+    const ts = ps === 0 ? 0 : sp[ps - 1]!;
+    const te = seg.tokEnd[u]!;
+    const docs = (pe - ps) >>> 1;
+    const c = this.postCount[id]!;
+    const pc = this.posCount[id]!;
+    const L = id * LOC_STRIDE;
+    const loc = this.loc;
+    if (loc[L] === 0 || 2 * (c + docs) > loc[L + 2]!) this.growPost(id, 2 * c, 2 * (c + docs));
+    if (loc[L + 3] === 0 || pc + (te - ts) > loc[L + 5]!) this.growTok(id, pc, pc + (te - ts));
+    // Written through the chunks at the arrays' offsets (see `SlabAllocator`).
+    const chunks = this.slab.chunks;
+    const post = chunks[loc[L]!]!;
+    const tok = chunks[loc[L + 3]!]!;
+    const docLen = this.docLen;
+    const base = this.base;
+    let maxTf = this.maxTf[id]!;
+    let minDl = this.minDl[id]!;
+    const shift = pc - ts;
+    let k = loc[L + 1]! + 2 * c;
+    let prev = ts;
+    for (let q = ps; q < pe; q += 2) {
+      const d = sp[q]!;
+      const e = sp[q + 1]!;
+      post[k] = d;
+      post[k + 1] = e + shift;
+      k += 2;
+      if (e - prev > maxTf) maxTf = e - prev;
+      prev = e;
+      const dl = docLen[d - base]!;
+      if (dl < minDl) minDl = dl;
+    }
+    copyRun(seg.tok, ts, tok, loc[L + 4]! + pc, te - ts);
+    this.postCount[id] = c + docs;
+    this.posCount[id] = pc + (te - ts);
+    this.maxTf[id] = maxTf;
+    this.minDl[id] = minDl;
   }
 
   /** Moves `post[id]` (its first `used` entries kept) to a slab array of at least `need` entries. */
@@ -1224,7 +1332,7 @@ export class InvertedIndex {
     const docFreq = new Map<string, number>();
     for (const t of terms) {
       if (docFreq.has(t)) continue;
-      const id = this.idOf(t);
+      const id = this.readTerm(t);
       docFreq.set(t, id === undefined ? 0 : this.postingsBelow(id, maxPosition));
     }
     return { docCount: this.prefDocs[cut]!, totalTokens: this.prefTokens[cut]!, docFreq };
@@ -1236,7 +1344,9 @@ export class InvertedIndex {
    */
   postingsBefore(id: number, maxPosition: number): number {
     this.flush();
-    return id >= 0 && id < this.termStr.length ? this.postingsBelow(id, maxPosition) : 0;
+    if (!(id >= 0 && id < this.termStr.length)) return 0;
+    this.ensureTerm(id);
+    return this.postingsBelow(id, maxPosition);
   }
 
   /** The forward index (see `RowTerms`): each document's distinct term ids, rows from `basePosition`. */
@@ -1253,7 +1363,7 @@ export class InvertedIndex {
   /** The id of `term` in this index (what `forwardIndex` holds), or −1 when no document has it. */
   termIdOf(term: string): number {
     this.flush();
-    const id = this.idOf(term);
+    const id = this.readTerm(term);
     return id === undefined || this.postCount[id] === 0 ? -1 : id;
   }
 
@@ -1306,7 +1416,7 @@ export class InvertedIndex {
   /** Whether the document at `pos` holds `term` (a binary search of the term's postings). */
   hasPosting(term: string, pos: number): boolean {
     this.flush();
-    const id = this.idOf(term);
+    const id = this.readTerm(term);
     if (id === undefined) return false;
     const j = this.postingsBelow(id, pos);
     return j < this.postCount[id]! && this.postOf(id)[2 * j] === pos;
@@ -1340,8 +1450,10 @@ export class InvertedIndex {
       for (let i = 0; i < n; i++) {
         if (!mayBeWithin(mask, masks[i]!, fuzziness)) continue;
         const id = ids[i]!;
-        if (this.postCount[id] === 0) continue;
-        if (maxPosition !== undefined && this.postOf(id)[0]! >= maxPosition) continue;
+        // Its first posting: in its arrays, or (a term added since the last seal, postings
+        // still in segments) where it was first seen; none, not a candidate.
+        const first = this.postCount[id] !== 0 ? this.postOf(id)[0]! : (id < this.firstRow.length ? this.firstRow[id]! : 0) - 1;
+        if (first < 0 || (maxPosition !== undefined && first >= maxPosition)) continue;
         const t = this.termStr[id]!;
         const d = matcher.distance(t);
         if (d <= fuzziness) cands.push({ term: t, dist: d });
@@ -1690,7 +1802,7 @@ export class InvertedIndex {
 
   /** Query term `t` here: its id, its postings below the cutoff and (when scoring) its idf; null when it has none. */
   private resolveTerm(t: string, stats: FtsStats, maxPosition: number | undefined, scoring: boolean): ResolvedTerm | null {
-    const id = this.idOf(t);
+    const id = this.readTerm(t);
     if (id === undefined) return null;
     const end = this.postingsBelow(id, maxPosition);
     if (end === 0) return null;
@@ -2134,6 +2246,13 @@ export class InvertedIndex {
       this.lexComplete = false;
       this.localOf = new Int32Array(0);
     }
+    // Postings in segments: moved into exact arrays, in one pass over the segments.
+    if (this.segs.length > 0) {
+      yield* this.mergeSegmentsSteps(sliceWork);
+      if (this.runs !== null) ftsSealCounts.runs++;
+      else ftsSealCounts.packed++;
+      return this;
+    }
     // Already in runs (an index made by `remapped` or `fromArrow` and not added to since): kept.
     if (this.runs !== null) return this;
     let totalPost = 0;
@@ -2170,6 +2289,183 @@ export class InvertedIndex {
     // Every term has moved and no view of an old array is kept: the old chunks go to other slabs.
     slab.recycleBefore(oldEnd);
     return this;
+  }
+
+  /**
+   * Moves every term's postings out of the segments into arrays of their exact length — two
+   * buffers (`runs`) for a small index, packed standard slab chunks otherwise, as `sealSteps`
+   * lays them out — and drops the segments: its arrays' postings first, then its runs in the
+   * segments in order (those from `matTo[id]` on), written segment after segment (each segment
+   * read once, in order). A reader between steps sees the index as it was (and may still move a
+   * term's postings into its old arrays); the new arrays replace the old ones at the end, at once.
+   */
+  private *mergeSegmentsSteps(sliceWork: number): Generator<void, void, void> {
+    this.flush();
+    const segs = this.segs;
+    if (segs.length === 0) return;
+    const n = this.termStr.length;
+    this.reserveTerms(n);
+    // What each term's arrays hold as of now; the segments give the rest.
+    const heldPost = this.postCount.slice(0, n);
+    const heldTok = this.posCount.slice(0, n);
+    const maxTf = this.maxTf.slice(0, n);
+    const minDl = this.minDl.slice(0, n);
+    const matTo = this.matTo.slice(0, n);
+    const postCount = heldPost.slice();
+    const posCount = heldTok.slice();
+    let work = 0;
+    for (const seg of segs) {
+      const sp = seg.post;
+      let ps = 0;
+      for (let u = 0; u < seg.nTerms; u++) {
+        const id = seg.terms[u]!;
+        const pe = seg.postEnd[u]!;
+        const q = firstPostingFrom(sp, ps, pe, matTo[id]!);
+        postCount[id]! += (pe - q) >>> 1;
+        posCount[id]! += seg.tokEnd[u]! - (q === 0 ? 0 : sp[q - 1]!);
+        ps = pe;
+        if (++work >= sliceWork) {
+          work = 0;
+          yield;
+        }
+      }
+    }
+    let totalPost = 0;
+    let totalTok = 0;
+    for (let id = 0; id < n; id++) {
+      totalPost += postCount[id]!;
+      totalTok += posCount[id]!;
+    }
+    // Each term's new arrays: array indexes into `dst`, offsets, and the write cursors.
+    const small = 2 * totalPost + totalTok < SEAL_IN_CHUNKS_ENTRIES;
+    const runs = small ? emptyRuns(n, totalPost, totalTok) : null;
+    const slab = new SlabAllocator();
+    const dst: Uint32Array[] = runs ? [runs.post, runs.tok] : slab.chunks;
+    const where = new Int32Array(4 * n);
+    const curPost = new Uint32Array(n);
+    const curTok = new Uint32Array(n);
+    let po = 0;
+    let to = 0;
+    for (let id = 0; id < n; id++) {
+      if (work >= sliceWork) {
+        work = 0;
+        yield;
+      }
+      const np = 2 * postCount[id]!;
+      const nt = posCount[id]!;
+      let pa: number;
+      let pAt: number;
+      let ta: number;
+      let tAt: number;
+      if (runs) {
+        pa = 0;
+        runs.postAt[id] = pAt = po;
+        runs.tokAt[id] = tAt = to;
+        ta = 1;
+        po += np;
+        to += nt;
+      } else {
+        slab.allocFixed(Math.max(1, np));
+        pa = slab.chunk;
+        pAt = slab.offset;
+        slab.allocFixed(Math.max(1, nt));
+        ta = slab.chunk;
+        tAt = slab.offset;
+      }
+      const L = 4 * id;
+      where[L] = pa;
+      where[L + 1] = pAt;
+      where[L + 2] = ta;
+      where[L + 3] = tAt;
+      // What its arrays hold, first.
+      const hp = 2 * heldPost[id]!;
+      const ht = heldTok[id]!;
+      if (hp > 0) {
+        const p = this.backing(id * LOC_STRIDE, id, true);
+        copyRun(p, this.backingAt, dst[pa]!, pAt, hp);
+        const t = this.backing(id * LOC_STRIDE + 3, id, false);
+        copyRun(t, this.backingAt, dst[ta]!, tAt, ht);
+      }
+      curPost[id] = pAt + hp;
+      curTok[id] = tAt + ht;
+      work += 1 + hp + ht;
+    }
+    // Then the segments' runs, segment after segment.
+    const docLen = this.docLen;
+    const base = this.base;
+    for (const seg of segs) {
+      const sp = seg.post;
+      const st = seg.tok;
+      let ps = 0;
+      for (let u = 0; u < seg.nTerms; u++) {
+        const id = seg.terms[u]!;
+        const pe = seg.postEnd[u]!;
+        const q0 = firstPostingFrom(sp, ps, pe, matTo[id]!);
+        ps = pe;
+        if (q0 === pe) continue;
+        const ts = q0 === 0 ? 0 : sp[q0 - 1]!;
+        const te = seg.tokEnd[u]!;
+        const L = 4 * id;
+        const post = dst[where[L]!]!;
+        const tok = dst[where[L + 2]!]!;
+        const tAt = curTok[id]!;
+        // Token ends are offsets in the term's own token positions.
+        const shift = tAt - where[L + 3]! - ts;
+        let k = curPost[id]!;
+        let prev = ts;
+        let mt = maxTf[id]!;
+        let md = minDl[id]!;
+        for (let q = q0; q < pe; q += 2) {
+          const d = sp[q]!;
+          const e = sp[q + 1]!;
+          post[k] = d;
+          post[k + 1] = e + shift;
+          k += 2;
+          if (e - prev > mt) mt = e - prev;
+          prev = e;
+          const dl = docLen[d - base]!;
+          if (dl < md) md = dl;
+        }
+        copyRun(st, ts, tok, tAt, te - ts);
+        curPost[id] = k;
+        curTok[id] = tAt + te - ts;
+        maxTf[id] = mt;
+        minDl[id] = md;
+        if ((work += 1 + (pe - q0) + (te - ts)) >= sliceWork) {
+          work = 0;
+          yield;
+        }
+      }
+    }
+    // The new arrays replace the old ones; no view of an old one is kept.
+    const loc = new Int32Array(runs ? 0 : Math.max(16, n) * LOC_STRIDE);
+    if (!runs) {
+      for (let id = 0; id < n; id++) {
+        const L = id * LOC_STRIDE;
+        loc[L] = where[4 * id]!;
+        loc[L + 1] = where[4 * id + 1]!;
+        loc[L + 2] = 2 * postCount[id]!;
+        loc[L + 3] = where[4 * id + 2]!;
+        loc[L + 4] = where[4 * id + 3]!;
+        loc[L + 5] = posCount[id]!;
+      }
+    }
+    this.post.fill(undefined);
+    this.tokPos.fill(undefined);
+    this.slab.recycle();
+    this.slab = runs ? new SlabAllocator() : slab;
+    this.loc = loc;
+    this.runs = runs;
+    this.postCount = postCount;
+    this.posCount = posCount;
+    this.maxTf = maxTf;
+    this.minDl = minDl;
+    const end = segs[segs.length - 1]!.to;
+    this.matTo.fill(end, 0, n);
+    this.segs = [];
+    this.segArena.release();
+    this.segArena = new SegmentArena();
+    ftsSegmentCounts.mergedAll++;
   }
 
   /** `sealSteps` of a small index: every term's arrays copied into two exact buffers (`runs`), in term id order. */
@@ -2241,7 +2537,7 @@ export class InvertedIndex {
    * remapped index. This index must not change until the generator is done.
    */
   *remapSteps(newPosition: Int32Array, sliceWork = REMAP_SLICE_WORK): Generator<void, InvertedIndex, void> {
-    this.flush();
+    yield* this.mergeSegmentsSteps(sliceWork);
     const out = new InvertedIndex(this.options);
     const limit = newPosition.length;
     let last = -1;
@@ -2447,7 +2743,7 @@ export class InvertedIndex {
    * hands in reused memory and takes it back once the file is written.
    */
   *toArrowSteps(sliceWork = REMAP_SLICE_WORK, take: (entries: number) => Uint32Array = (n) => new Uint32Array(n)): Generator<void, Table, void> {
-    this.flush();
+    yield* this.mergeSegmentsSteps(sliceWork);
     const nTerms = this.termStr.length;
     const span = this.base < 0 ? 0 : this.span;
     const rows = Math.max(nTerms, span);
@@ -2694,7 +2990,7 @@ export class InvertedIndex {
         const term = ascii
           ? allStr.slice(td.valueOffsets[i]! - s0, td.valueOffsets[i + 1]! - s0)
           : decoder.decode(td.values.subarray(td.valueOffsets[i]!, td.valueOffsets[i + 1]!));
-        const id = idx.termId(term, false, false); // throws on a duplicate term
+        const id = idx.termId(term, false); // throws on a duplicate term
 
         const d0 = dd.valueOffsets[i]!;
         const c = dd.valueOffsets[i + 1]! - d0;

@@ -39,14 +39,20 @@ const idleChunks: Uint32Array[] = [];
 /** What the chunk pool did in this process (tests and benchmarks read these). */
 export const slabChunkStats = { fresh: 0, reused: 0, recycled: 0, dropped: 0 };
 
-function takeChunk(): Uint32Array {
+/**
+ * A standard chunk, from the pool when it has one. Chunks are SharedArrayBuffer memory: the
+ * pool also serves a MemTable index's posting segments (posting-segments.ts), which another
+ * thread may read without a copy, and one pool for both lets sealing's new arrays reuse the
+ * segments' memory of the MemTable flushed before.
+ */
+export function takeChunk(): Uint32Array {
   const c = idleChunks.pop();
   if (c !== undefined) {
     slabChunkStats.reused++;
     return c;
   }
   slabChunkStats.fresh++;
-  return new Uint32Array(CHUNK_ENTRIES);
+  return new Uint32Array(new SharedArrayBuffer(4 * CHUNK_ENTRIES));
 }
 
 /** Gives chunk `c` to the pool if it is a standard one and the pool has room; true when it was standard. */
@@ -59,10 +65,10 @@ function giveChunk(c: Uint32Array): boolean {
   return true;
 }
 
-/** Gives the standard chunks of `chunks` to the pool (up to its bound) and empties the list. */
-function recycleChunks(chunks: Uint32Array[]): void {
-  for (let i = 1; i < chunks.length; i++) giveChunk(chunks[i]!);
-  chunks.length = 1;
+/** Gives the standard chunks of `chunks` from index `from` on to the pool (up to its bound) and drops them from the list. */
+export function recycleChunks(chunks: Uint32Array[], from = 1): void {
+  for (let i = from; i < chunks.length; i++) giveChunk(chunks[i]!);
+  chunks.length = from;
 }
 
 /** A slab that became garbage without being recycled (a dropped MemTable's index): its chunks, which nothing else reaches, go back. */
@@ -122,6 +128,15 @@ export class SlabAllocator {
     this.chunk = this.cur;
     this.offset = this.used;
     this.used += n;
+  }
+
+  /**
+   * Allocates exactly `n` entries for an array that will not grow (a sealed index's): in a
+   * standard chunk up to half a chunk (pooled memory, no page faults), else a chunk of its own.
+   */
+  allocFixed(n: number): void {
+    if (n > CHUNK_ENTRIES / 2) this.alloc(n);
+    else this.allocExact(n);
   }
 
   /** Whether chunk `c` holds one large array of its own (not moved by a compaction). */
