@@ -499,9 +499,11 @@ export class InvertedIndex {
   private readonly byLenIds: Uint32Array[] = [];
   private readonly byLenMasks: Uint32Array[] = [];
   private readonly byLenCount: number[] = [];
+  /** Terms below this id are in the by-length buckets (filled when a fuzzy scan needs them, not per term added). */
+  private byLenSynced = 0;
   private slab = new SlabAllocator();
   /**
-   * Distinct term ids per document: recorded as tokens move into the postings, moved by
+   * Distinct term ids per document: recorded as each segment is made (from its postings), moved by
    * `remapped`, built from the postings by `fromArrow` (so a cache counts it from the start).
    */
   private fwd = new RowTerms();
@@ -960,6 +962,15 @@ export class InvertedIndex {
       this.loc.fill(0, id * LOC_STRIDE, (id + 1) * LOC_STRIDE);
       this.maxTf[id] = 0;
       this.minDl[id] = 0xffffffff;
+    }
+    return id;
+  }
+
+  /** Puts the terms added since the last call into the by-length buckets (ids ascending in each). */
+  private syncByLen(): void {
+    const n = this.termStr.length;
+    for (let id = this.byLenSynced; id < n; id++) {
+      const term = this.termStr[id]!;
       const len = codePointLength(term);
       while (this.byLenIds.length <= len) {
         this.byLenIds.push(new Uint32Array(16));
@@ -975,7 +986,7 @@ export class InvertedIndex {
       this.byLenMasks[len]![at] = charMask(term);
       this.byLenCount[len] = at + 1;
     }
-    return id;
+    this.byLenSynced = n;
   }
 
   /**
@@ -1124,7 +1135,6 @@ export class InvertedIndex {
       sPos[j] = bPos[i]!;
       sDoc[j] = bDoc[i]!;
     }
-    this.fwd.appendTokens(bTerm, bDoc, n, this.base, this.span);
     // count[id] is now the end of the term's run; runs are laid out in `terms` order.
     const arena = this.segArena;
     const segTerms = arena.alloc(nt);
@@ -1160,6 +1170,7 @@ export class InvertedIndex {
       }
       postEnd[u] = k;
     }
+    this.fwd.appendSegment(segTerms, nt, postEnd, post, this.base, this.span);
     const segs = this.segs;
     const from = segs.length > 0 ? segs[segs.length - 1]!.to : this.base;
     segs.push({ from, to: this.base + this.span, nTerms: nt, terms: segTerms, postEnd, tokEnd, post, tok });
@@ -1443,6 +1454,7 @@ export class InvertedIndex {
     const mask = charMask(term);
     const matcher = new FuzzyMatcher(term, fuzziness);
     const cands: Candidate[] = [];
+    this.syncByLen();
     for (let l = Math.max(0, len - fuzziness); l <= len + fuzziness && l < this.byLenIds.length; l++) {
       const ids = this.byLenIds[l]!;
       const masks = this.byLenMasks[l]!;
@@ -2620,8 +2632,8 @@ export class InvertedIndex {
     }
     // The surviving terms get ids in UTF-16 order (the sidecar's order), and their postings and
     // token positions are laid out in that order in one buffer each: `toArrow` then needs no
-    // sort, and copies the token positions in one piece. The dictionary, its by-length buckets
-    // (character masks copied, not recomputed) and the per-term arrays are filled in bulk.
+    // sort, and copies the token positions in one piece. The dictionary and the per-term arrays
+    // are filled in bulk.
     const kept: string[] = [];
     for (let id = 0; id < nTerms; id++) if (keptPost[id] !== 0) kept.push(this.termStr[id]!);
     yield;
@@ -2652,31 +2664,7 @@ export class InvertedIndex {
     out.maxTf = new Uint32Array(cap);
     out.minDl = new Uint32Array(cap);
     out.bCount = new Uint32Array(cap);
-    // By-length buckets hold ids in increasing order, as `termId` appends them.
-    const lenOf = new Uint32Array(nTerms);
-    const maskOf = new Uint32Array(nTerms);
-    for (let l = 0; l < this.byLenIds.length; l++) {
-      const ids = this.byLenIds[l]!;
-      const masks = this.byLenMasks[l]!;
-      for (let i = 0; i < this.byLenCount[l]!; i++) {
-        lenOf[ids[i]!] = l;
-        maskOf[ids[i]!] = masks[i]!;
-      }
-    }
-    const perLen = new Uint32Array(this.byLenIds.length);
-    for (let i = 0; i < nNew; i++) perLen[lenOf[oldOf[i]!]!]!++;
-    for (let l = 0; l < perLen.length; l++) {
-      out.byLenIds.push(new Uint32Array(Math.max(16, perLen[l]!)));
-      out.byLenMasks.push(new Uint32Array(Math.max(16, perLen[l]!)));
-      out.byLenCount.push(0);
-    }
-    for (let i = 0; i < nNew; i++) {
-      const l = lenOf[oldOf[i]!]!;
-      const at = out.byLenCount[l]!;
-      out.byLenIds[l]![at] = i;
-      out.byLenMasks[l]![at] = maskOf[oldOf[i]!]!;
-      out.byLenCount[l] = at + 1;
-    }
+    // The by-length buckets are filled when a fuzzy query first needs them (`syncByLen`).
     const runs = emptyRuns(nNew, totalPost, totalTok);
     const { post: postAll, tok: tokAll, postAt, tokAt } = runs;
     let po = 0;
@@ -2719,7 +2707,7 @@ export class InvertedIndex {
     out.packed = { post: postAll, tok: tokAll, postings: totalPost, tokens: totalTok };
     // The forward index moves with the rows.
     yield;
-    if (this.base >= 0) out.fwd = yield* this.fwd.remapSteps(newPosition, this.base, newId, newSpan, nNew, sliceWork);
+    if (this.base >= 0) out.fwd = yield* this.fwd.remapSteps(newPosition, this.base, newId, newSpan, sliceWork);
     return out;
   }
 

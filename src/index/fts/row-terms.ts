@@ -20,11 +20,11 @@ export class RowTerms {
   offsets: Uint32Array = new Uint32Array(17);
   /** The id sequence, CHUNK entries a chunk. */
   readonly chunks: Uint32Array[] = [];
-  /** Rows closed (their ids final); ids appended now belong to row `rows`. */
+  /** Rows recorded (their ids final). */
   rows = 0;
   private used = 0;
-  /** Per term id: 1 + the last row it was recorded for (drops repeats within a document). */
-  private stamp: Uint32Array = new Uint32Array(64);
+  /** `appendSegment`'s per-row write cursors (scratch). */
+  private cursor: Uint32Array = new Uint32Array(64);
 
   /** Entry k of the id sequence. */
   id(k: number): number {
@@ -40,41 +40,42 @@ export class RowTerms {
   }
 
   /**
-   * Records buffered tokens `terms[i]` of documents `docs[i]` (global positions, ascending, none
-   * before a row already closed), i < n; then closes every row below `span` (local).
+   * Records the postings of a segment of rows (posting-segments.ts): term `terms[u]` (u < nTerms)
+   * is in the documents `post[2j]` (global positions, ≥ `base` + the rows closed so far) for the
+   * pairs j of `post[postEnd[u − 1] .. postEnd[u])`; then closes every row below `span` (local).
+   * A posting is one (term, document), so no row records a term twice; rows hold their ids
+   * ascending. A counting sort by row: one pass to count, one to place, both sequential over
+   * the segment.
    */
-  appendTokens(terms: Uint32Array, docs: Uint32Array, n: number, base: number, span: number): void {
-    let used = this.used;
-    let stamp = this.stamp;
-    let chunk = this.chunks[used >>> CHUNK_SHIFT];
-    for (let i = 0; i < n; i++) {
-      const r = docs[i]! - base;
-      if (r > this.rows) {
-        this.used = used;
-        this.closeTo(r);
-      }
-      const id = terms[i]!;
-      if (id >= stamp.length) stamp = this.stamp = grown(stamp, id + 1);
-      if (stamp[id] === r + 1) continue;
-      stamp[id] = r + 1;
-      if ((used & CHUNK_MASK) === 0 || chunk === undefined) {
-        chunk = this.chunks[used >>> CHUNK_SHIFT];
-        if (chunk === undefined) this.chunks.push((chunk = new Uint32Array(CHUNK)));
-      }
-      chunk[used & CHUNK_MASK] = id;
-      used++;
-    }
-    this.used = used;
-    this.closeTo(span);
-  }
-
-  /** Closes rows [rows, r): each ends where the ids appended so far end. */
-  private closeTo(r: number): void {
-    if (r <= this.rows) return;
-    if (r + 1 > this.offsets.length) this.offsets = grown(this.offsets, r + 1);
+  appendSegment(terms: Uint32Array, nTerms: number, postEnd: Uint32Array, post: Uint32Array, base: number, span: number): void {
+    const first = this.rows;
+    if (span <= first) return;
+    if (span + 1 > this.offsets.length) this.offsets = grown(this.offsets, span + 1);
     const o = this.offsets;
-    for (let k = this.rows + 1; k <= r; k++) o[k] = this.used;
-    this.rows = r;
+    // o[r + 1] counts row r's ids, then becomes its end.
+    o.fill(0, first + 1, span + 1);
+    const np = nTerms === 0 ? 0 : postEnd[nTerms - 1]!;
+    for (let q = 0; q < np; q += 2) o[post[q]! - base + 1]!++;
+    const used = this.used;
+    o[first] = used;
+    for (let r = first; r < span; r++) o[r + 1]! += o[r]!;
+    const total = np >>> 1;
+    while (this.chunks.length * CHUNK < used + total) this.chunks.push(new Uint32Array(CHUNK));
+    // Each row's write cursor, from its start.
+    let cursor = this.cursor;
+    if (cursor.length < span - first) cursor = this.cursor = new Uint32Array(Math.max(span - first, 2 * cursor.length));
+    cursor.set(o.subarray(first, span));
+    const chunks = this.chunks;
+    let q = 0;
+    for (let u = 0; u < nTerms; u++) {
+      const id = terms[u]!;
+      for (const e = postEnd[u]!; q < e; q += 2) {
+        const k = cursor[post[q]! - base - first]!++;
+        chunks[k >>> CHUNK_SHIFT]![k & CHUNK_MASK] = id;
+      }
+    }
+    this.used = used + total;
+    this.rows = span;
   }
 
   /**
@@ -117,8 +118,6 @@ export class RowTerms {
     out.offsets = offsets;
     out.rows = span;
     out.used = total;
-    out.stamp = new Uint32Array(Math.max(64, termCount));
-    // Every row is closed: a later `appendTokens` starts past them, so stale stamps cannot match.
     return out;
   }
 
@@ -128,7 +127,7 @@ export class RowTerms {
    * i (global base + i) moves to new local row newPosition[base + i], or is dropped (−1, or past
    * the map); term ids are renumbered by `newId` (every term a kept row holds survives).
    */
-  *remapSteps(newPosition: Int32Array, base: number, newId: Int32Array, newSpan: number, termCount: number, sliceWork: number): Generator<void, RowTerms, void> {
+  *remapSteps(newPosition: Int32Array, base: number, newId: Int32Array, newSpan: number, sliceWork: number): Generator<void, RowTerms, void> {
     const out = new RowTerms();
     const offsets = new Uint32Array(newSpan + 1);
     const limit = Math.min(this.rows, newPosition.length - base);
@@ -158,7 +157,6 @@ export class RowTerms {
     out.offsets = offsets;
     out.rows = newSpan;
     out.used = used;
-    out.stamp = new Uint32Array(Math.max(64, termCount));
     return out;
   }
 }
