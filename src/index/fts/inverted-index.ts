@@ -130,7 +130,7 @@ import { SLAB_CHUNK_ENTRIES, SlabAllocator } from './slab-allocator.js';
 import { firstPostingFrom, mergeSegments, SegmentArena, segmentTermIndex, segmentTokens, type PostingSegment } from './posting-segments.js';
 import type { LexiconMirror, TokenCursor, TokenizedRows } from './row-tokens.js';
 import { int32WithRoom } from '../../util/int32-room.js';
-import { runSteps } from '../../util/steps.js';
+import { runSteps, StepPace } from '../../util/steps.js';
 import { sortStringsSteps } from '../../util/sort-strings.js';
 import { MAP_ENTRY, OBJECT, SIZED_PARTS, SLOT, STRING, type SizedParts } from '../../util/memory-estimate.js';
 
@@ -2310,6 +2310,13 @@ export class InvertedIndex {
    * segments in order (those from `matTo[id]` on), written segment after segment (each segment
    * read once, in order). A reader between steps sees the index as it was (and may still move a
    * term's postings into its old arrays); the new arrays replace the old ones at the end, at once.
+   *
+   * Steps are bounded by work units weighed by what they cost here — a (term, segment) pair ~8
+   * (a few random counter updates), a term's allocation ~16, a posting or token position ~1 —
+   * and by time (`StepPace`: the first flush of a process runs this code cold).
+   * The new memory is touched page by page before the scatter writes it: fresh pages fault on
+   * first touch (~11 µs each on the VMs this project is measured on), and the scatter's random
+   * order put thousands of them into its first step (a 78 ms event-loop stall for 200 000 rows).
    */
   private *mergeSegmentsSteps(sliceWork: number): Generator<void, void, void> {
     this.flush();
@@ -2325,7 +2332,7 @@ export class InvertedIndex {
     const matTo = this.matTo.slice(0, n);
     const postCount = heldPost.slice();
     const posCount = heldTok.slice();
-    let work = 0;
+    const pace = new StepPace(sliceWork);
     for (const seg of segs) {
       const sp = seg.post;
       let ps = 0;
@@ -2336,10 +2343,7 @@ export class InvertedIndex {
         postCount[id]! += (pe - q) >>> 1;
         posCount[id]! += seg.tokEnd[u]! - (q === 0 ? 0 : sp[q - 1]!);
         ps = pe;
-        if (++work >= sliceWork) {
-          work = 0;
-          yield;
-        }
+        if (pace.add(8)) yield;
       }
     }
     let totalPost = 0;
@@ -2348,59 +2352,63 @@ export class InvertedIndex {
       totalPost += postCount[id]!;
       totalTok += posCount[id]!;
     }
-    // Each term's new arrays: array indexes into `dst`, offsets, and the write cursors.
+    // Each term's new arrays: indexes into `dst` and offsets (`where`), then the write cursors.
     const small = 2 * totalPost + totalTok < SEAL_IN_CHUNKS_ENTRIES;
     const runs = small ? emptyRuns(n, totalPost, totalTok) : null;
     const slab = new SlabAllocator();
     const dst: Uint32Array[] = runs ? [runs.post, runs.tok] : slab.chunks;
     const where = new Int32Array(4 * n);
-    const curPost = new Uint32Array(n);
-    const curTok = new Uint32Array(n);
+    const loc = new Int32Array(runs ? 0 : Math.max(16, n) * LOC_STRIDE);
     let po = 0;
     let to = 0;
     for (let id = 0; id < n; id++) {
-      if (work >= sliceWork) {
-        work = 0;
-        yield;
-      }
       const np = 2 * postCount[id]!;
       const nt = posCount[id]!;
-      let pa: number;
-      let pAt: number;
-      let ta: number;
-      let tAt: number;
+      const W = 4 * id;
       if (runs) {
-        pa = 0;
-        runs.postAt[id] = pAt = po;
-        runs.tokAt[id] = tAt = to;
-        ta = 1;
+        where[W] = 0;
+        where[W + 1] = runs.postAt[id] = po;
+        where[W + 2] = 1;
+        where[W + 3] = runs.tokAt[id] = to;
         po += np;
         to += nt;
       } else {
+        const L = id * LOC_STRIDE;
         slab.allocFixed(Math.max(1, np));
-        pa = slab.chunk;
-        pAt = slab.offset;
+        where[W] = loc[L] = slab.chunk;
+        where[W + 1] = loc[L + 1] = slab.offset;
+        loc[L + 2] = np;
         slab.allocFixed(Math.max(1, nt));
-        ta = slab.chunk;
-        tAt = slab.offset;
+        where[W + 2] = loc[L + 3] = slab.chunk;
+        where[W + 3] = loc[L + 4] = slab.offset;
+        loc[L + 5] = nt;
       }
-      const L = 4 * id;
-      where[L] = pa;
-      where[L + 1] = pAt;
-      where[L + 2] = ta;
-      where[L + 3] = tAt;
-      // What its arrays hold, first.
+      if (pace.add(16)) yield;
+    }
+    // The new memory, a page at a time (a pooled chunk's pages are resident: ~free).
+    for (let c = runs ? 0 : 1; c < dst.length; c++) {
+      const a = dst[c]!;
+      for (let k = 0; k < a.length; k += 1024) {
+        a[k] = 0;
+        if (pace.add(256)) yield;
+      }
+    }
+    // What the terms' arrays hold, first.
+    const curPost = new Uint32Array(n);
+    const curTok = new Uint32Array(n);
+    for (let id = 0; id < n; id++) {
+      const W = 4 * id;
       const hp = 2 * heldPost[id]!;
       const ht = heldTok[id]!;
       if (hp > 0) {
         const p = this.backing(id * LOC_STRIDE, id, true);
-        copyRun(p, this.backingAt, dst[pa]!, pAt, hp);
+        copyRun(p, this.backingAt, dst[where[W]!]!, where[W + 1]!, hp);
         const t = this.backing(id * LOC_STRIDE + 3, id, false);
-        copyRun(t, this.backingAt, dst[ta]!, tAt, ht);
+        copyRun(t, this.backingAt, dst[where[W + 2]!]!, where[W + 3]!, ht);
       }
-      curPost[id] = pAt + hp;
-      curTok[id] = tAt + ht;
-      work += 1 + hp + ht;
+      curPost[id] = where[W + 1]! + hp;
+      curTok[id] = where[W + 3]! + ht;
+      if (pace.add(2 + hp + ht)) yield;
     }
     // Then the segments' runs, segment after segment.
     const docLen = this.docLen;
@@ -2417,12 +2425,12 @@ export class InvertedIndex {
         if (q0 === pe) continue;
         const ts = q0 === 0 ? 0 : sp[q0 - 1]!;
         const te = seg.tokEnd[u]!;
-        const L = 4 * id;
-        const post = dst[where[L]!]!;
-        const tok = dst[where[L + 2]!]!;
+        const W = 4 * id;
+        const post = dst[where[W]!]!;
+        const tok = dst[where[W + 2]!]!;
         const tAt = curTok[id]!;
         // Token ends are offsets in the term's own token positions.
-        const shift = tAt - where[L + 3]! - ts;
+        const shift = tAt - where[W + 3]! - ts;
         let k = curPost[id]!;
         let prev = ts;
         let mt = maxTf[id]!;
@@ -2443,25 +2451,10 @@ export class InvertedIndex {
         curTok[id] = tAt + te - ts;
         maxTf[id] = mt;
         minDl[id] = md;
-        if ((work += 1 + (pe - q0) + (te - ts)) >= sliceWork) {
-          work = 0;
-          yield;
-        }
+        if (pace.add(8 + (pe - q0) + (te - ts))) yield;
       }
     }
     // The new arrays replace the old ones; no view of an old one is kept.
-    const loc = new Int32Array(runs ? 0 : Math.max(16, n) * LOC_STRIDE);
-    if (!runs) {
-      for (let id = 0; id < n; id++) {
-        const L = id * LOC_STRIDE;
-        loc[L] = where[4 * id]!;
-        loc[L + 1] = where[4 * id + 1]!;
-        loc[L + 2] = 2 * postCount[id]!;
-        loc[L + 3] = where[4 * id + 2]!;
-        loc[L + 4] = where[4 * id + 3]!;
-        loc[L + 5] = posCount[id]!;
-      }
-    }
     this.post.fill(undefined);
     this.tokPos.fill(undefined);
     this.slab.recycle();
@@ -2472,8 +2465,7 @@ export class InvertedIndex {
     this.posCount = posCount;
     this.maxTf = maxTf;
     this.minDl = minDl;
-    const end = segs[segs.length - 1]!.to;
-    this.matTo.fill(end, 0, n);
+    this.matTo.fill(segs[segs.length - 1]!.to, 0, n);
     this.segs = [];
     this.segArena.release();
     this.segArena = new SegmentArena();
