@@ -361,6 +361,34 @@ function copyRun(src: Uint32Array, from: number, dst: Uint32Array, at: number, n
   else dst.set(src.subarray(from, from + n), at);
 }
 
+/** Largest tf and smallest document length of the postings `copySegmentPostings` copied, folded into what the caller put here. */
+const runBounds = new Uint32Array(2);
+
+/**
+ * Copies a segment's postings `src[from, to)` (pairs: row position, token end; the first
+ * document's tokens start at `tokStart`) to `dst` from `at`, token ends moved by `shift`, and
+ * folds their largest tf and smallest document length (`docLen` by row − `base`) into `runBounds`.
+ */
+function copySegmentPostings(src: Uint32Array, from: number, to: number, tokStart: number, dst: Uint32Array, at: number, shift: number, docLen: Uint32Array, base: number): void {
+  let maxTf = runBounds[0]!;
+  let minDl = runBounds[1]!;
+  let k = at;
+  let prev = tokStart;
+  for (let q = from; q < to; q += 2) {
+    const d = src[q]!;
+    const e = src[q + 1]!;
+    dst[k] = d;
+    dst[k + 1] = e + shift;
+    k += 2;
+    if (e - prev > maxTf) maxTf = e - prev;
+    prev = e;
+    const dl = docLen[d - base]!;
+    if (dl < minDl) minDl = dl;
+  }
+  runBounds[0] = maxTf;
+  runBounds[1] = minDl;
+}
+
 /** BM25's term-frequency factor for frequency `tf` in a row of `dl` tokens (the bound of a term whose rows have at most `tf` and at least `dl`). */
 function bm25TfBound(tf: number, dl: number, avgdl: number): number {
   return (tf * (BM25_K1 + 1)) / (tf + BM25_K1 * (1 - BM25_B + (BM25_B * dl) / avgdl));
@@ -1247,29 +1275,14 @@ export class InvertedIndex {
     const chunks = this.slab.chunks;
     const post = chunks[loc[L]!]!;
     const tok = chunks[loc[L + 3]!]!;
-    const docLen = this.docLen;
-    const base = this.base;
-    let maxTf = this.maxTf[id]!;
-    let minDl = this.minDl[id]!;
-    const shift = pc - ts;
-    let k = loc[L + 1]! + 2 * c;
-    let prev = ts;
-    for (let q = ps; q < pe; q += 2) {
-      const d = sp[q]!;
-      const e = sp[q + 1]!;
-      post[k] = d;
-      post[k + 1] = e + shift;
-      k += 2;
-      if (e - prev > maxTf) maxTf = e - prev;
-      prev = e;
-      const dl = docLen[d - base]!;
-      if (dl < minDl) minDl = dl;
-    }
+    runBounds[0] = this.maxTf[id]!;
+    runBounds[1] = this.minDl[id]!;
+    copySegmentPostings(sp, ps, pe, ts, post, loc[L + 1]! + 2 * c, pc - ts, this.docLen, this.base);
     copyRun(seg.tok, ts, tok, loc[L + 4]! + pc, te - ts);
     this.postCount[id] = c + docs;
     this.posCount[id] = pc + (te - ts);
-    this.maxTf[id] = maxTf;
-    this.minDl[id] = minDl;
+    this.maxTf[id] = runBounds[0]!;
+    this.minDl[id] = runBounds[1]!;
   }
 
   /** Moves `post[id]` (its first `used` entries kept) to a slab array of at least `need` entries. */
@@ -2429,28 +2442,15 @@ export class InvertedIndex {
         const post = dst[where[W]!]!;
         const tok = dst[where[W + 2]!]!;
         const tAt = curTok[id]!;
+        runBounds[0] = maxTf[id]!;
+        runBounds[1] = minDl[id]!;
         // Token ends are offsets in the term's own token positions.
-        const shift = tAt - where[W + 3]! - ts;
-        let k = curPost[id]!;
-        let prev = ts;
-        let mt = maxTf[id]!;
-        let md = minDl[id]!;
-        for (let q = q0; q < pe; q += 2) {
-          const d = sp[q]!;
-          const e = sp[q + 1]!;
-          post[k] = d;
-          post[k + 1] = e + shift;
-          k += 2;
-          if (e - prev > mt) mt = e - prev;
-          prev = e;
-          const dl = docLen[d - base]!;
-          if (dl < md) md = dl;
-        }
+        copySegmentPostings(sp, q0, pe, ts, post, curPost[id]!, tAt - where[W + 3]! - ts, docLen, base);
         copyRun(st, ts, tok, tAt, te - ts);
-        curPost[id] = k;
+        curPost[id]! += pe - q0;
         curTok[id] = tAt + te - ts;
-        maxTf[id] = mt;
-        minDl[id] = md;
+        maxTf[id] = runBounds[0]!;
+        minDl[id] = runBounds[1]!;
         if (pace.add(8 + (pe - q0) + (te - ts))) yield;
       }
     }
