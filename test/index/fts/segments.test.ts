@@ -6,6 +6,7 @@
  * steps, appends after it, a remap and a sidecar round trip — checked against the plain
  * reference implementation (reference.ts), not against another build of the same index. Fails if
  * a read misses postings still in segments, moves some twice, or a seal loses or reorders any.
+ * QUIVER_FTS_SEGMENT_SEEDS=7-100 sweeps other seeds.
  */
 import test, { type ExecutionContext } from 'ava';
 import { ftsSegmentCounts, InvertedIndex, type FtsSearchResult } from '../../../src/index/fts/inverted-index.js';
@@ -63,7 +64,11 @@ function checkReads(t: ExecutionContext, ix: InvertedIndex, docs: RefDoc[], rng:
   if (doc) t.is(ix.hasPosting(words[0]!, doc.pos), doc.terms?.includes(words[0]!) ?? false, `${label} hasPosting ${words[0]} @${doc.pos}`);
 }
 
-for (const seed of [1, 2, 3, 4, 5, 6]) {
+// QUIVER_FTS_SEGMENT_SEEDS=FROM-TO runs those seeds instead (a longer sweep).
+const sweep = /^(\d+)-(\d+)$/.exec(process.env.QUIVER_FTS_SEGMENT_SEEDS ?? '');
+const SEEDS = sweep ? Array.from({ length: Number(sweep[2]) - Number(sweep[1]) + 1 }, (_, i) => Number(sweep[1]) + i) : [1, 2, 3, 4, 5, 6];
+
+for (const seed of SEEDS) {
   test(`seed ${seed}: reads between adds, during and after a seal, after a remap and a sidecar round trip answer like the reference`, (t) => {
     const rng = mulberry32(seed * 7919);
     const counts0 = { ...ftsSegmentCounts };
@@ -104,7 +109,23 @@ for (const seed of [1, 2, 3, 4, 5, 6]) {
     // The paths under test ran.
     t.true(ftsSegmentCounts.built > counts0.built, 'segments built');
     t.true(ftsSegmentCounts.runsMoved > counts0.runsMoved, 'reads moved runs out of segments');
-    t.true(ftsSegmentCounts.mergedSmall > counts0.mergedSmall, 'small segments merged');
     t.true(ftsSegmentCounts.mergedAll > counts0.mergedAll, 'a seal merged every segment');
   });
 }
+
+test('a run of small writes, each read before the next, merges its segments 8 at a time and reads stay exact', (t) => {
+  const rng = mulberry32(4242);
+  const merged0 = ftsSegmentCounts.mergedSmall;
+  const ix = new InvertedIndex(opts);
+  let docs: RefDoc[] = [];
+  let pos = 0;
+  // 20 writes of 5 rows (far below the small-segment size), each read: a segment each.
+  for (let w = 0; w < 20; w++) {
+    const batch = skewedTexts(rng, 5, WORDS, 12);
+    ix.add(pos, batch);
+    docs = docs.concat(refDocs(pos, batch, opts));
+    pos += batch.length;
+    checkReads(t, ix, docs, rng, `write ${w}`);
+  }
+  t.true(ftsSegmentCounts.mergedSmall - merged0 >= 2, 'small segments merged');
+});
