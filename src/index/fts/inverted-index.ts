@@ -546,7 +546,6 @@ export class InvertedIndex {
   private bTerm: Uint32Array = new Uint32Array(1024);
   private bPos: Uint32Array = new Uint32Array(1024);
   private bDoc: Uint32Array = new Uint32Array(1024);
-  private sPos: Uint32Array = new Uint32Array(1024);
   private sDoc: Uint32Array = new Uint32Array(1024);
   private nTok = 0;
   private curDoc = 0;
@@ -1149,22 +1148,20 @@ export class InvertedIndex {
         off += c;
       } while (x !== 0);
     }
-    if (this.sPos.length < n) {
-      this.sPos = new Uint32Array(this.bTerm.length);
-      this.sDoc = new Uint32Array(this.bTerm.length);
-    }
-    const sPos = this.sPos;
+    if (this.sDoc.length < n) this.sDoc = new Uint32Array(this.bTerm.length);
     const sDoc = this.sDoc;
     const bTerm = this.bTerm;
     const bPos = this.bPos;
     const bDoc = this.bDoc;
+    // Token positions go straight into the segment; their rows into scratch (for its postings).
+    const arena = this.segArena;
+    const tok = arena.alloc(n);
     for (let i = 0; i < n; i++) {
       const j = count[bTerm[i]!]!++;
-      sPos[j] = bPos[i]!;
+      tok[j] = bPos[i]!;
       sDoc[j] = bDoc[i]!;
     }
     // count[id] is now the end of the term's run; runs are laid out in `terms` order.
-    const arena = this.segArena;
     const segTerms = arena.alloc(nt);
     const tokEnd = arena.alloc(nt);
     const postEnd = arena.alloc(nt);
@@ -1182,8 +1179,6 @@ export class InvertedIndex {
       start = end;
     }
     const post = arena.alloc(2 * postings);
-    const tok = arena.alloc(n);
-    tok.set(sPos.subarray(0, n));
     let k = 0;
     let i = 0;
     for (let u = 0; u < nt; u++) {
@@ -2256,7 +2251,6 @@ export class InvertedIndex {
     this.bTerm = new Uint32Array(16);
     this.bPos = new Uint32Array(16);
     this.bDoc = new Uint32Array(16);
-    this.sPos = new Uint32Array(16);
     this.sDoc = new Uint32Array(16);
     const n = this.termStr.length;
     // The lexicon-id map stays (reads go through it) unless it is sparse — a long-lived process's

@@ -64,13 +64,6 @@ export class SegmentArena {
     return this.cur.subarray(at, at + n);
   }
 
-  /** Bytes held. */
-  get bytes(): number {
-    let b = 0;
-    for (const c of this.chunks) b += c.byteLength;
-    return b;
-  }
-
   /** Gives every chunk back to the pool. The caller promises no array of this arena is read again. */
   release(): void {
     if (this.registered) unreachable.unregister(this);
