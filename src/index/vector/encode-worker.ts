@@ -6,9 +6,12 @@
  * work — Lance updates its MemTable indexes on their own threads too (lance-memwal.md §3.5).
  *
  * This one file is both sides (like train-worker.ts): imported normally it exports the client;
- * started as a worker (module-worker.ts) it encodes the chunks it is sent. One worker per
- * process, started on first use and kept (unref'd while it has no job, so it never holds the
- * process open); jobs run in the order they were sent and are answered in that order.
+ * started as a worker (module-worker.ts) it encodes the chunks it is sent. A process runs one
+ * worker per core, up to four (QUIVER_ENCODE_WORKERS sets the count), each started on first use
+ * and kept (unref'd while it has no job, so it never holds the process open). A chunk that finds
+ * two or more workers idle is split over them and its parts' answers joined into one; otherwise
+ * it goes whole to the worker with the fewest rows out. The caller applies answers in its own
+ * order (code-queue.ts), whichever worker answers first.
  *
  * What crosses the thread boundary: the chunk's vectors, copied once into a buffer of shared
  * memory that goes there and back (util/buffer-pool.ts; the MemTable keeps the original), its
@@ -24,6 +27,7 @@
  * the caller then encodes on its own thread. A job whose worker dies rejects, and the caller
  * encodes it itself; after MAX_FAILURES failed workers no new one is started.
  */
+import { availableParallelism } from 'node:os';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { type EncodedRows, IvfPqEncoder } from './ivf-pq-encoder.js';
 import type { IvfPqModel } from './ivf-pq-model.js';
@@ -35,7 +39,7 @@ import type { VectorChunk } from './vector-source.js';
 const ROLE = 'quiver.ivf-pq-encode';
 /** Models the worker keeps (a grown model replaces its predecessor; few are ever in use). */
 const MODELS_KEPT = 8;
-/** Workers that may fail (error, unexpected exit) in this process before encoding stays here. */
+/** Failures (error, unexpected exit) each worker slot may have in this process before it stays unused. */
 const MAX_FAILURES = 3;
 
 interface Request {
@@ -54,62 +58,125 @@ interface Request {
 type Reply = { ready: true } | { id: number; ok: true; rows: EncodedRows; buffer?: ArrayBuffer } | { id: number; ok: false; message: string; buffer?: ArrayBuffer };
 
 /**
- * What the encode worker did in this process (tests and benchmarks read these, never timings):
- * `buffersBack` counts vector buffers it handed back (`sharedBack` of them shared memory, see
+ * What the encode workers did in this process (tests and benchmarks read these, never timings):
+ * `jobs` counts chunks taken, `requests` the parts sent (a chunk split over two workers is one job,
+ * two requests); `buffersBack` counts vector buffers they handed back (`sharedBack` of them shared memory, see
  * util/buffer-pool.ts), `buffersReused` jobs that took one of them.
  */
-export const encodeWorkerStats = { jobs: 0, rows: 0, failedJobs: 0, workersStarted: 0, workersFailed: 0, buffersBack: 0, sharedBack: 0, buffersReused: 0 };
+export const encodeWorkerStats = { jobs: 0, requests: 0, rows: 0, failedJobs: 0, workersStarted: 0, workersFailed: 0, buffersBack: 0, sharedBack: 0, buffersReused: 0 };
 
-/** Model ids the current worker holds, oldest first (the worker evicts the same way). */
-let held: number[] = [];
 let nextModel = 1;
 const modelIds = new WeakMap<IvfPqModel, number>();
 /** The buffers jobs carry their vectors in, to the worker and back (reused: see util/buffer-pool.ts). */
 const vectorBuffers = new BufferPool(64 * 1024, 32 * 1024 * 1024, true);
 
-const worker = new SingleWorker<Request, Exclude<Reply, { ready: true }>>({
-  moduleUrl: import.meta.url,
-  role: ROLE,
-  maxFailures: MAX_FAILURES,
-  disabled: process.env.QUIVER_ENCODE_WORKER === '0',
-  onStart: () => {
-    held = [];
-    encodeWorkerStats.workersStarted++;
-  },
-  onFailed: () => void encodeWorkerStats.workersFailed++,
-  onUnavailable: (e) => warnOnce(`no worker thread for IVF-PQ encoding (${e.message}); encoding on the calling thread`),
-});
+/**
+ * Encode workers a process runs: QUIVER_ENCODE_WORKERS, else one per core up to MAX_WORKERS.
+ * More than one lets a put's chunk be encoded in parts at once: at one put in flight the
+ * encode job was the put's critical path (posted ~1 ms into a 1 000-row put, answered at
+ * ~17 ms, while the other core sat idle after the tokenize worker's answer).
+ */
+const MAX_WORKERS = 4;
+function workerCount(): number {
+  const asked = Number(process.env.QUIVER_ENCODE_WORKERS);
+  if (Number.isInteger(asked) && asked >= 1) return Math.min(asked, 16);
+  return Math.max(1, Math.min(MAX_WORKERS, availableParallelism()));
+}
+/** A chunk is split over idle workers only when each part gets at least this many rows (a job costs the caller ~0.1 ms). */
+const MIN_PART_ROWS = 128;
 
-/** Switches off-thread encoding on or off (tests, benchmarks); off stops the worker. */
+interface EncodeWorker {
+  thread: SingleWorker<Request, Exclude<Reply, { ready: true }>>;
+  /** Model ids it holds, oldest first (the worker evicts the same way). */
+  held: number[];
+  /** Rows sent to it and not answered yet. */
+  rowsOut: number;
+}
+
+function newEncodeWorker(): EncodeWorker {
+  const w: EncodeWorker = {
+    held: [],
+    rowsOut: 0,
+    thread: new SingleWorker<Request, Exclude<Reply, { ready: true }>>({
+      moduleUrl: import.meta.url,
+      role: ROLE,
+      maxFailures: MAX_FAILURES,
+      disabled: process.env.QUIVER_ENCODE_WORKER === '0',
+      onStart: () => {
+        w.held = [];
+        w.rowsOut = 0;
+        encodeWorkerStats.workersStarted++;
+      },
+      onFailed: () => void encodeWorkerStats.workersFailed++,
+      onUnavailable: (e) => warnOnce(`no worker thread for IVF-PQ encoding (${e.message}); encoding on the calling thread`),
+    }),
+  };
+  return w;
+}
+
+const workers: EncodeWorker[] = Array.from({ length: workerCount() }, newEncodeWorker);
+
+/** How many encode workers this process runs (see `workerCount`). */
+export function encodeWorkerCount(): number {
+  return workers.length;
+}
+
+/** Switches off-thread encoding on or off (tests, benchmarks); off stops the workers. */
 export function setEncodeWorkerEnabled(on: boolean): void {
-  worker.setEnabled(on, 'off-thread encoding was switched off');
+  for (const w of workers) w.thread.setEnabled(on, 'off-thread encoding was switched off');
 }
 
 /**
- * Encodes `chunk` with `model` in the worker. Undefined when no worker is ready to take it now
- * (one is started for later calls): the caller encodes it itself. Rejects if the worker dies
- * before answering.
+ * Encodes `chunk` with `model` in the workers: split in equal parts over the workers that have
+ * nothing to do (when each part gets MIN_PART_ROWS), else whole on the one with the fewest rows
+ * out. Undefined when no worker is ready to take it now (they are started for later calls):
+ * the caller encodes it itself. Rejects if a worker dies before answering.
  */
 export function encodeOffThread(model: IvfPqModel, chunk: VectorChunk): Promise<EncodedRows> | undefined {
-  if (!worker.takesJobs(true)) return undefined;
+  const ready: EncodeWorker[] = [];
+  for (const w of workers) if (w.thread.takesJobs(true)) ready.push(w);
+  if (ready.length === 0) return undefined;
   let modelId = modelIds.get(model);
   if (modelId === undefined) modelIds.set(model, (modelId = nextModel++));
-  const send = !held.includes(modelId);
+  const idle = ready.filter((w) => w.rowsOut === 0);
+  const parts = Math.min(idle.length, Math.floor(chunk.count / MIN_PART_ROWS));
+  encodeWorkerStats.jobs++;
+  if (parts < 2) {
+    let least = ready[0]!;
+    for (const w of ready) if (w.rowsOut < least.rowsOut) least = w;
+    return encodeOn(least, model, modelId, chunk);
+  }
+  const { dim, subVectors } = model;
+  const answers: Promise<EncodedRows>[] = [];
+  for (let p = 0; p < parts; p++) {
+    const from = Math.floor((p * chunk.count) / parts);
+    const to = Math.floor(((p + 1) * chunk.count) / parts);
+    const part: VectorChunk = { start: chunk.start + from, count: to - from, data: chunk.data.subarray(from * dim, to * dim), validity: chunk.validity, bitOffset: chunk.bitOffset + from };
+    answers.push(encodeOn(idle[p]!, model, modelId, part));
+  }
+  return Promise.all(answers).then((rows) => concatEncoded(rows, chunk.count, subVectors));
+}
+
+/** Posts one job to worker `w`; rejects when it cannot be sent or the worker dies first. */
+function encodeOn(w: EncodeWorker, model: IvfPqModel, modelId: number, chunk: VectorChunk): Promise<EncodedRows> {
+  const send = !w.held.includes(modelId);
   const { data, validity, bitOffset } = copyChunk(model.dim, chunk);
-  const request: Request = { id: worker.newId(), modelId, model: send ? { ...model, centroids: model.centroids.slice(), codebooks: model.codebooks.slice() } : undefined, start: chunk.start, count: chunk.count, data, validity, bitOffset };
+  const request: Request = { id: w.thread.newId(), modelId, model: send ? { ...model, centroids: model.centroids.slice(), codebooks: model.codebooks.slice() } : undefined, start: chunk.start, count: chunk.count, data, validity, bitOffset };
   let reply: Promise<Exclude<Reply, { ready: true }>>;
   try {
-    reply = worker.post(request, [data.buffer as ArrayBuffer]);
+    reply = w.thread.post(request, [data.buffer as ArrayBuffer]);
   } catch (e) {
     return Promise.reject(e as Error);
   }
   if (send) {
-    held.push(modelId);
-    if (held.length > MODELS_KEPT) held.shift();
+    w.held.push(modelId);
+    if (w.held.length > MODELS_KEPT) w.held.shift();
   }
-  encodeWorkerStats.jobs++;
+  encodeWorkerStats.requests++;
+  w.rowsOut += chunk.count;
   return reply.then(
     (r) => {
+      w.rowsOut -= chunk.count;
       if (r.buffer !== undefined) {
         encodeWorkerStats.buffersBack++;
         if (r.buffer instanceof SharedArrayBuffer) encodeWorkerStats.sharedBack++;
@@ -123,15 +190,46 @@ export function encodeOffThread(model: IvfPqModel, chunk: VectorChunk): Promise<
       throw new Error(r.message);
     },
     (e: Error) => {
+      w.rowsOut -= chunk.count;
       encodeWorkerStats.failedJobs++;
       throw e;
     },
   );
 }
 
-/** Starts the worker if needed; resolves true once it takes jobs, false when it cannot. */
-export function encodeWorkerReady(): Promise<boolean> {
-  return worker.ready();
+/**
+ * The parts' answers as the one answer the whole chunk (`count` rows, `M` codes a row) would
+ * have had: rows in order, arrays sized to the chunk (an answer's arrays are sized to its rows,
+ * filled up to its `count`).
+ */
+function concatEncoded(parts: readonly EncodedRows[], count: number, M: number): EncodedRows {
+  const out: EncodedRows = {
+    count: 0,
+    skipped: 0,
+    positions: new Float64Array(count),
+    partitions: new Int32Array(count),
+    codes: new Uint8Array(count * M),
+    terms: new Float64Array(count),
+    errors: new Float64Array(count),
+  };
+  for (const p of parts) {
+    const o = out.count;
+    const n = p.count;
+    out.positions.set(p.positions.subarray(0, n), o);
+    out.partitions.set(p.partitions.subarray(0, n), o);
+    out.codes.set(p.codes.subarray(0, n * M), o * M);
+    out.terms.set(p.terms.subarray(0, n), o);
+    out.errors.set(p.errors.subarray(0, n), o);
+    out.count = o + n;
+    out.skipped += p.skipped;
+  }
+  return out;
+}
+
+/** Starts the workers if needed; resolves true once they take jobs, false when none can. */
+export async function encodeWorkerReady(): Promise<boolean> {
+  const ready = await Promise.all(workers.map((w) => w.thread.ready()));
+  return ready.some(Boolean);
 }
 
 /** The chunk's vectors in a buffer of their own (from the pool), and the validity bits they need (re-based to bit < 8). */
