@@ -7,7 +7,7 @@
  *
  * This one file is both sides (like train-worker.ts): imported normally it exports the client;
  * started as a worker (module-worker.ts) it encodes the chunks it is sent. A process runs one
- * worker per core, up to four (QUIVER_ENCODE_WORKERS sets the count), each started on first use
+ * worker per core but one, one to four (QUIVER_ENCODE_WORKERS sets the count; `workerCount`), each started on first use
  * and kept (unref'd while it has no job, so it never holds the process open). A chunk that finds
  * two or more workers idle is split over them and its parts' answers joined into one; otherwise
  * it goes whole to the worker with the fewest rows out. The caller applies answers in its own
@@ -71,16 +71,18 @@ const modelIds = new WeakMap<IvfPqModel, number>();
 const vectorBuffers = new BufferPool(64 * 1024, 32 * 1024 * 1024, true);
 
 /**
- * Encode workers a process runs: QUIVER_ENCODE_WORKERS, else one per core up to MAX_WORKERS.
- * More than one lets a put's chunk be encoded in parts at once: at one put in flight the
- * encode job was the put's critical path (posted ~1 ms into a 1 000-row put, answered at
- * ~17 ms, while the other core sat idle after the tokenize worker's answer).
+ * Encode workers a process runs: QUIVER_ENCODE_WORKERS, else one per core but one (the event
+ * loop's), at least one and at most MAX_WORKERS. More than one lets a put's chunk be encoded in
+ * parts at once (at one put in flight the encode job is a put's critical path: posted ~1 ms
+ * into a 1 000-row put, answered at ~15–17 ms). Not on two cores: there two workers cost
+ * 16 → 20 µs of CPU a row over all threads (the SIMD kernel runs slower with both cores busy)
+ * and ingest was no faster (IVF-PQ + scalar, 1 in flight: 75 000–85 000 rows/s either way).
  */
 const MAX_WORKERS = 4;
 function workerCount(): number {
   const asked = Number(process.env.QUIVER_ENCODE_WORKERS);
   if (Number.isInteger(asked) && asked >= 1) return Math.min(asked, 16);
-  return Math.max(1, Math.min(MAX_WORKERS, availableParallelism()));
+  return Math.max(1, Math.min(MAX_WORKERS, availableParallelism() - 1));
 }
 /** A chunk is split over idle workers only when each part gets at least this many rows (a job costs the caller ~0.1 ms). */
 const MIN_PART_ROWS = 128;
