@@ -22,10 +22,19 @@ export interface Runtime {
   randomHex(bytes: number): string;
 }
 
+/**
+ * A zero-delay timer runs on the event loop's next turn (`setImmediate`) rather than after
+ * `setTimeout`'s 1 ms minimum: a flush gives the loop a turn between its steps hundreds of
+ * times (`sleep(runtime, 0)`), and each 1 ms wait left the thread idle.
+ */
+class ImmediateTimer {
+  constructor(readonly immediate: NodeJS.Immediate) {}
+}
+
 export const systemRuntime: Runtime = {
   now: () => Date.now(),
-  setTimer: (fn, ms) => setTimeout(fn, ms),
-  clearTimer: (handle) => clearTimeout(handle as NodeJS.Timeout),
+  setTimer: (fn, ms) => (ms > 0 ? setTimeout(fn, ms) : new ImmediateTimer(setImmediate(fn))),
+  clearTimer: (handle) => (handle instanceof ImmediateTimer ? clearImmediate(handle.immediate) : clearTimeout(handle as NodeJS.Timeout)),
   random: () => Math.random(),
   randomHex: (bytes) => randomBytes(bytes).toString('hex'),
 };
