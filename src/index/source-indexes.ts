@@ -193,9 +193,7 @@ export class SourceIndexes {
             const terms = index.termCount;
             const rows = (this.newTermsPerRow.get(index) ?? Infinity) > NEW_TERMS_PER_ROW ? NEW_TERMS_PIECE_ROWS : TOKENIZED_PIECE_ROWS;
             const end = Math.min(n, from + rows);
-            // Deferred past the chunk's end too (like `insert`'s slices): the insertion buffer
-            // becomes a segment at 65 536 tokens or when a read needs it, not per write.
-            index.addTokenized(at, t.rows, t.mirror, true, cursor, end);
+            index.addTokenized(at, t.rows, t.mirror, end < n, cursor, end);
             this.newTermsPerRow.set(index, (index.termCount - terms) / Math.max(1, cursor.row - from));
             tokenizedSteps.steps++;
             tokenizedSteps.rows += cursor.row - from;
