@@ -1,8 +1,8 @@
 /**
  * Dev micro-benchmark (issue 7): the main thread's share of a MemTable's full-text index on the
  * write path, without a worker or a WAL — rows tokenized first (as the tokenize worker does, with
- * its own lexicon), then `addTokenized` in PUT-row jobs (128-row pieces, deferred: a segment per
- * 65 536 tokens, as source-indexes.ts does), then `sealSteps` and `toArrowSteps` (what a flush does with it).
+ * its own lexicon), then `addTokenized` in PUT-row jobs (128-row pieces, a segment per job, as
+ * source-indexes.ts does), then `sealSteps` and `toArrowSteps` (what a flush does with it).
  * Knobs: N=100000 PUT=1000 REPS=5.
  */
 import { Utf8, vectorFromArray } from 'apache-arrow';
@@ -42,7 +42,7 @@ for (let rep = 0; rep < REPS; rep++) {
     const cursor: TokenCursor = { row: 0, token: 0 };
     while (cursor.row < j.n) {
       const end = Math.min(j.n, cursor.row + 128);
-      index.addTokenized(j.first, j.rows, mirror, true, cursor, end);
+      index.addTokenized(j.first, j.rows, mirror, end < j.n, cursor, end);
     }
   }
   const t1 = performance.now();
