@@ -29,7 +29,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
-import { type EncodedRows, IvfPqEncoder } from './ivf-pq-encoder.js';
+import { emptyEncodedRows, type EncodedRows, IvfPqEncoder } from './ivf-pq-encoder.js';
 import type { IvfPqModel } from './ivf-pq-model.js';
 import { BufferPool, transferable } from '../../util/buffer-pool.js';
 import { SingleWorker } from '../../util/single-worker.js';
@@ -205,15 +205,7 @@ function encodeOn(w: EncodeWorker, model: IvfPqModel, modelId: number, chunk: Ve
  * filled up to its `count`).
  */
 function concatEncoded(parts: readonly EncodedRows[], count: number, M: number): EncodedRows {
-  const out: EncodedRows = {
-    count: 0,
-    skipped: 0,
-    positions: new Float64Array(count),
-    partitions: new Int32Array(count),
-    codes: new Uint8Array(count * M),
-    terms: new Float64Array(count),
-    errors: new Float64Array(count),
-  };
+  const out = emptyEncodedRows(count, M);
   for (const p of parts) {
     const o = out.count;
     const n = p.count;

@@ -37,6 +37,19 @@ export interface EncodedRows {
   errors: Float64Array;
 }
 
+/** An answer with room for `count` rows of `M` codes and none in it yet. */
+export function emptyEncodedRows(count: number, M: number): EncodedRows {
+  return {
+    count: 0,
+    skipped: 0,
+    positions: new Float64Array(count),
+    partitions: new Int32Array(count),
+    codes: new Uint8Array(count * M),
+    terms: new Float64Array(count),
+    errors: new Float64Array(count),
+  };
+}
+
 export class IvfPqEncoder {
   readonly model: IvfPqModel;
   /** ‖codeword‖², subspace s codeword j at s·256 + j. */
@@ -85,15 +98,7 @@ export class IvfPqEncoder {
     if (!Number.isInteger(start) || start < 0 || start + count > 0x1_0000_0000) {
       throw new Error(`row positions must fit in 32 bits (chunk ${start}+${count})`);
     }
-    const out: EncodedRows = {
-      count: 0,
-      skipped: 0,
-      positions: new Float64Array(count),
-      partitions: new Int32Array(count),
-      codes: new Uint8Array(count * M),
-      terms: new Float64Array(count),
-      errors: new Float64Array(count),
-    };
+    const out = emptyEncodedRows(count, M);
     const resid = this.resid;
     let b = 0;
     for (let i = 0; i < count; i++) {
