@@ -218,6 +218,9 @@ function addBatchKeys(filter: PrimaryKeyFilter, batch: RecordBatch, keyIndexes: 
 }
 const keyWord = new Int32Array(2);
 
+/** The order a flush prepares its index sidecars in: the largest files first (see `writeGeneration`). */
+const SIDECAR_ORDER: Record<IndexDef['type'], number> = { fts: 0, ivf_pq: 1, scalar: 2 };
+
 /** Generations of at least this many rows are written with event-loop turns between steps. */
 const YIELD_ROWS = 16_384;
 
@@ -258,17 +261,6 @@ export async function writeGeneration(
   const yieldTurn = () => sleep(runtime, 0);
   if (large) await yieldTurn(); // after the caller's dedup
   write(GENERATION_DATA_FILE, await ipcFileParts(table, large ? yieldTurn : undefined));
-  if (large) await yieldTurn();
-  const filter = PrimaryKeyFilter.forKeys(table.numRows);
-  let keyed = 0;
-  for (const batch of batches) {
-    if (large && (keyed += batch.numRows) >= YIELD_ROWS) {
-      keyed = 0;
-      await yieldTurn();
-    }
-    addBatchKeys(filter, batch, schema.keyIndexes);
-  }
-  write(GENERATION_PK_FILTER_FILE, [filter.encode()]);
   // Indexes over the deduplicated rows (their positions differ from the MemTable's), written as
   // sidecars so the generation is searchable without re-indexing. The MemTable's indexes hold
   // the same rows already: they are remapped to the new positions, not rebuilt.
@@ -280,7 +272,10 @@ export async function writeGeneration(
     taken.push(b);
     return new Uint32Array(b.buffer, b.byteOffset, entries);
   };
-  for (const def of indexing.defs) {
+  // The full-text indexes first: their sidecars are the largest files after the rows (~0.3 KB a
+  // row), so their writes start while the smaller indexes and the key filter are prepared.
+  const defs = [...indexing.defs].sort((a, b) => SIDECAR_ORDER[a.type] - SIDECAR_ORDER[b.type]);
+  for (const def of defs) {
     if (large) await yieldTurn();
     if (!(await addGenerationIndex(indexes, def, indexing, batches, from, large ? yieldTurn : undefined))) continue;
     if (large) await yieldTurn();
@@ -289,6 +284,17 @@ export async function writeGeneration(
     if (large) await yieldTurn();
     write(indexSidecarFile(def), await ipcFileParts(sidecar));
   }
+  if (large) await yieldTurn();
+  const filter = PrimaryKeyFilter.forKeys(table.numRows);
+  let keyed = 0;
+  for (const batch of batches) {
+    if (large && (keyed += batch.numRows) >= YIELD_ROWS) {
+      keyed = 0;
+      await yieldTurn();
+    }
+    addBatchKeys(filter, batch, schema.keyIndexes);
+  }
+  write(GENERATION_PK_FILTER_FILE, [filter.encode()]);
   await Promise.all(writes);
   // Every file is written: nothing reads the sidecars' arrays any more.
   for (const b of taken) sidecarBuffers.give(b);
