@@ -40,10 +40,11 @@ export function sidecarOf(def: IndexDef, index: SourceIndex, modelFile?: string)
 
 /**
  * `sidecarOf` in steps (a full-text index, the largest, pauses about every `sliceWork` postings;
- * its largest arrays come from `take` when given, see `InvertedIndex.toArrowSteps`).
+ * its largest arrays come from `take` when given, see `InvertedIndex.toArrowSteps`; a scalar
+ * index pauses after each merge of its runs).
  */
 export function* sidecarSteps(def: IndexDef, index: SourceIndex, modelFile?: string, sliceWork?: number, take?: (entries: number) => Uint32Array): Generator<void, Table, void> {
-  const table = index instanceof InvertedIndex ? yield* index.toArrowSteps(sliceWork, take) : index.toArrow();
+  const table = index instanceof InvertedIndex ? yield* index.toArrowSteps(sliceWork, take) : index instanceof ScalarIndex ? yield* index.toArrowSteps() : index.toArrow();
   if (def.type === 'scalar') return table;
   const metadata = new Map(table.schema.metadata);
   if (def.type === 'ivf_pq') metadata.set(SIDECAR_MODEL_KEY, modelFile ?? def.model ?? '');

@@ -173,7 +173,7 @@ async function addGenerationIndex(
 /** Rows of an IVF-PQ index remapped between two pauses of a large flush (~5 ms). */
 const REMAP_SLICE_ROWS = 32_768;
 
-/** The MemTable's index of `def` remapped (in steps for FTS and IVF-PQ), or undefined when it cannot serve. */
+/** The MemTable's index of `def` remapped (in steps), or undefined when it cannot serve. */
 function* remappedIndex(def: IndexDef, indexing: IndexingContext, index: SourceIndex | undefined, newPosition: Int32Array): Generator<void, SourceIndex | undefined, void> {
   switch (def.type) {
     case 'ivf_pq': {
@@ -192,7 +192,7 @@ function* remappedIndex(def: IndexDef, indexing: IndexingContext, index: SourceI
       return yield* index.remapSteps(newPosition);
     case 'scalar': {
       const field = indexing.schema.stored.fields.find((f) => f.name === def.column);
-      return index instanceof ScalarIndex && field !== undefined && index.type === field.type ? index.remapped(newPosition) : undefined;
+      return index instanceof ScalarIndex && field !== undefined && index.type === field.type ? yield* index.remappedSteps(newPosition) : undefined;
     }
   }
 }

@@ -41,6 +41,7 @@ import {
   Uint32,
 } from 'apache-arrow';
 import { DataError, InvalidError } from '../../errors.js';
+import { runSteps } from '../../util/steps.js';
 import { type ColumnDomain, domainOf, type StoredConstant, toStored } from '../../../exec/expr/coerce.js';
 import { compareBytes } from '../../../exec/expr/kernels.js';
 
@@ -713,6 +714,15 @@ export class ScalarIndex {
    * new position.
    */
   remapped(newPosition: Int32Array): ScalarIndex {
+    return runSteps(this.remappedSteps(newPosition));
+  }
+
+  /**
+   * `remapped` in steps: the generator pauses after each run is taken and after each merge, so
+   * a flush gives the event loop turns between them (done at once, 200 000 rows held a flush's
+   * loop 30–60 ms). This index is only read; the new one is not seen until it is returned.
+   */
+  *remappedSteps(newPosition: Int32Array): Generator<void, ScalarIndex, void> {
     const out = new ScalarIndex(this.type);
     const limit = newPosition.length;
     let last = -1;
@@ -736,31 +746,42 @@ export class ScalarIndex {
       if (m === 0) continue;
       out.runs.push(this.codec.take(run, rows.subarray(0, m), pos.slice(0, m)));
       out.entries += m;
+      yield;
       // The same geometric run sizes as `add` keeps.
       while (out.runs.length >= 2 && out.runs[out.runs.length - 2].length <= 2 * out.runs[out.runs.length - 1].length) {
         const b = out.runs.pop()!;
         const a = out.runs.pop()!;
         out.runs.push(this.codec.merge(a, b));
+        yield;
       }
     }
     out.nextPosition = last + 1;
     return out;
   }
 
-  /** Merges all runs into one (kept, so later lookups search a single run). */
-  private compact(): Run<unknown> | undefined {
+  /**
+   * Merges all runs into one (kept, so later lookups search a single run), pausing after each
+   * merge; a reader between steps sees the runs before or after a merge, never half of one.
+   */
+  private *compactSteps(): Generator<void, Run<unknown> | undefined, void> {
     while (this.runs.length > 1) {
       const b = this.runs.pop()!;
       const a = this.runs.pop()!;
       this.runs.push(this.codec.merge(a, b));
+      if (this.runs.length > 1) yield;
     }
     return this.runs[0];
   }
 
   /** The sidecar: every (value, position) pair sorted by value then position. */
   toArrow(): Table {
+    return runSteps(this.toArrowSteps());
+  }
+
+  /** `toArrow` in steps (its runs merged one merge a step, see `compactSteps`). */
+  *toArrowSteps(): Generator<void, Table, void> {
     const schema = sidecarSchema(this.type);
-    const run = this.compact();
+    const run = yield* this.compactSteps();
     const length = run?.length ?? 0;
     const value = run ? this.codec.toData(run) : emptyData(this.type);
     const position = makeData({ type: new Uint32(), length, nullCount: 0, data: run ? run.pos.slice() : new Uint32Array(0) });
