@@ -7,11 +7,11 @@
  *
  * This one file is both sides (like train-worker.ts): imported normally it exports the client;
  * started as a worker (module-worker.ts) it encodes the chunks it is sent. A process runs one
- * worker per core but one, one to four (QUIVER_ENCODE_WORKERS sets the count; `workerCount`), each started on first use
- * and kept (unref'd while it has no job, so it never holds the process open). A chunk that finds
- * two or more workers idle is split over them and its parts' answers joined into one; otherwise
- * it goes whole to the worker with the fewest rows out. The caller applies answers in its own
- * order (code-queue.ts), whichever worker answers first.
+ * worker per core but one, one to four (QUIVER_ENCODE_WORKERS sets the count; `workerCount`),
+ * each started on first use and kept (unref'd while it has no job, so it never holds the process
+ * open). A chunk that finds two or more workers idle is split over them and its parts' answers
+ * joined into one; otherwise it goes whole to the worker with the fewest rows out. The caller
+ * applies answers in its own order (code-queue.ts), whichever worker answers first.
  *
  * What crosses the thread boundary: the chunk's vectors, copied once into a buffer of shared
  * memory that goes there and back (util/buffer-pool.ts; the MemTable keeps the original), its
@@ -24,8 +24,9 @@
  * No worker until it has said it is ready (starting one costs ~0.1 s compiled and over a second
  * under tsx): `encodeOffThread` returns undefined meanwhile, and whenever the worker is
  * disabled (`setEncodeWorkerEnabled(false)`, QUIVER_ENCODE_WORKER=0) or could not be started;
- * the caller then encodes on its own thread. A job whose worker dies rejects, and the caller
- * encodes it itself; after MAX_FAILURES failed workers no new one is started.
+ * the caller then encodes on its own thread. A job whose worker dies rejects (a split job when
+ * any of its parts' workers dies), and the caller encodes it itself; a worker slot whose workers
+ * failed MAX_FAILURES times starts no new one.
  */
 import { availableParallelism } from 'node:os';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
@@ -104,9 +105,9 @@ function newEncodeWorker(): EncodeWorker {
       role: ROLE,
       maxFailures: MAX_FAILURES,
       disabled: process.env.QUIVER_ENCODE_WORKER === '0',
+      // (`rowsOut` is not reset: the old worker's jobs each take their rows off as they reject.)
       onStart: () => {
         w.held = [];
-        w.rowsOut = 0;
         encodeWorkerStats.workersStarted++;
       },
       onFailed: () => void encodeWorkerStats.workersFailed++,

@@ -71,5 +71,7 @@ test.serial('a split job whose worker goes away rejects (the caller encodes the 
   await t.throwsAsync(away);
   setEncodeWorkerEnabled(true);
   t.true(await encodeWorkerReady(), 'switched on again, the workers start again');
+  const requests0 = encodeWorkerStats.requests;
   t.deepEqual(await encodeOffThread(model, chunk), IvfPqEncoder.of(model).encode(chunk), 'and encode as before');
+  t.is(encodeWorkerStats.requests - requests0, 2, 'split again: the failed jobs left no rows counted as out');
 });
