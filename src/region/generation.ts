@@ -223,6 +223,8 @@ const SIDECAR_ORDER: Record<IndexDef['type'], number> = { fts: 0, ivf_pq: 1, sca
 
 /** Generations of at least this many rows are written with event-loop turns between steps. */
 const YIELD_ROWS = 16_384;
+/** The key filter's steps also end after this long (runtime clock). */
+const YIELD_MS = 5;
 
 /**
  * Memory for the largest arrays of full-text sidecars (a 100 000-row flush: ~26 MB of postings
@@ -287,10 +289,14 @@ export async function writeGeneration(
   if (large) await yieldTurn();
   const filter = PrimaryKeyFilter.forKeys(table.numRows);
   let keyed = 0;
+  let since = runtime.now();
   for (const batch of batches) {
-    if (large && (keyed += batch.numRows) >= YIELD_ROWS) {
+    // A turn every YIELD_ROWS rows, or sooner when they run slow (a process's first flush, cold:
+    // 20–45 ms between turns).
+    if (large && ((keyed += batch.numRows) >= YIELD_ROWS || runtime.now() - since >= YIELD_MS)) {
       keyed = 0;
       await yieldTurn();
+      since = runtime.now();
     }
     addBatchKeys(filter, batch, schema.keyIndexes);
   }

@@ -2796,14 +2796,11 @@ export class InvertedIndex {
     let so = 0;
     let po = 0;
     let to = 0;
-    let work = 0;
+    // Steps end on work or on time (a process's first flush runs this cold: 20–40 ms steps).
+    const pace = new StepPace(sliceWork);
     for (let i = 0; i < nTerms; i++) {
-      if (work >= sliceWork) {
-        work = 0;
-        yield;
-      }
       const id = order[i]!;
-      work += this.postCount[id]! + (packed ? 0 : this.posCount[id]!);
+      if (pace.add(2 + this.postCount[id]! + (packed ? 0 : this.posCount[id]!))) yield;
       so += utf8Length(sortedTerms[i]!);
       // Read where the array lives — its run, its slab chunk (an index a generation shares with
       // its MemTable), or a view already made — without making a view per term.
