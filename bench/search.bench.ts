@@ -843,6 +843,22 @@ async function writeCases(root: string): Promise<WriteCases> {
     let rows8: Rows | null = makeRows(gen, new Rng(8000), Int32Array.from({ length: STALL_ROWS + ingestTotal + INGEST_BATCH }, (_, i) => i));
     const t8 = await db.createTable('ingest_case', schema, { primaryKey: 'id', writer: BUILD_WRITER });
     await putRowRange(t8, rows8, 0, STALL_ROWS, BUILD_PUT_ROWS, BUILD_INFLIGHT);
+    // The batches of 8b's windows (below) are built now, before anything is timed — what a client
+    // spends making Arrow data is not Quiver's ingest — and the rows' JS strings are then dropped:
+    // a server's heap does not hold its clients' source data. 300 000 rows of strings held made
+    // each major GC in the windows mark ~300 MB that was not Quiver's (dev-ingest PREBUILD=1 A/B
+    // in search-notes), and the ~500 000 held during the createIndex case below put a 51 ms major
+    // GC pause into its stall (the run of 02:16 on 2026-12-07).
+    const windows = [
+      { inflight: 1, first: STALL_ROWS, rows: INGEST_ROWS },
+      { inflight: INGEST_INFLIGHT, first: STALL_ROWS + INGEST_ROWS, rows: INGEST_ROWS },
+    ].map(({ inflight, first, rows }) => {
+      const batches: RecordBatch[] = [];
+      for (let s = first; s < first + rows; s += INGEST_BATCH) batches.push(rowsBatch(schema, rows8!, s, Math.min(first + rows, s + INGEST_BATCH)));
+      return { inflight, rows, batches };
+    });
+    const warmBatch = rowsBatch(schema, rows8, STALL_ROWS + ingestTotal, STALL_ROWS + ingestTotal + INGEST_BATCH);
+    rows8 = null;
     const probe = new StallProbe();
     probe.start();
     t = performance.now();
@@ -861,20 +877,6 @@ async function writeCases(root: string): Promise<WriteCases> {
 
     // 8b. Ingest into an indexed table (model trained) with the default writer settings: the
     // build settings stored with the table are overridden by the connection's.
-    // Every window's batches are built first — what a client spends making Arrow data is not
-    // Quiver's ingest — and the rows' JS strings are then dropped: a server's heap does not hold
-    // its clients' source data, and 300 000 rows of strings held here made each major GC in the
-    // windows mark ~300 MB that was not Quiver's (dev-ingest PREBUILD=1 A/B in search-notes).
-    const windows = [
-      { inflight: 1, first: STALL_ROWS, rows: INGEST_ROWS },
-      { inflight: INGEST_INFLIGHT, first: STALL_ROWS + INGEST_ROWS, rows: INGEST_ROWS },
-    ].map(({ inflight, first, rows }) => {
-      const batches: RecordBatch[] = [];
-      for (let s = first; s < first + rows; s += INGEST_BATCH) batches.push(rowsBatch(schema, rows8!, s, Math.min(first + rows, s + INGEST_BATCH)));
-      return { inflight, rows, batches };
-    });
-    const warmBatch = rowsBatch(schema, rows8, STALL_ROWS + ingestTotal, STALL_ROWS + ingestTotal + INGEST_BATCH);
-    rows8 = null;
     const ingest: WriteCases['ingest'] = [];
     let firstPutMs: number | undefined;
     let warmup: WriteCases['warmup'];
