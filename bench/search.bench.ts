@@ -43,7 +43,8 @@
  *     100 000-row table (training + indexing the MemTable); that table then gets the FTS and
  *     scalar indexes and is flushed, and is reopened with the DEFAULT writer settings for ingest:
  *     200 000 rows in 1 000-row puts sequentially, then 200 000 with 8 in flight (rows/s, put
- *     latency, generations flushed meanwhile), with the IVF-PQ model already trained and all
+ *     latency, generations flushed meanwhile; each window after INGEST_LEAD rows put untimed at
+ *     its puts in flight, so it starts with a flush under way), with the IVF-PQ model already trained and all
  *     three indexes maintained (one put first, timed on its own, then the helper threads it
  *     started are waited for; every window's batches built before timing). The windows measure
  *     sustained ingest: before them the process ingests INGEST_WARMUP rows (200 000) into another
@@ -70,7 +71,7 @@
  * Results: stdout, bench/results/search.json and search.md (SEARCH_RESULTS_DIR=dir writes them there instead).
  * Knobs: SEARCH_ROWS=1000000 SEARCH_SIZES=10000,100000,$SEARCH_ROWS QUERIES=200 WARMUP=20
  * BENNY_TIME=2 (0 skips benny) ONE_GEN=1 FSYNC=1 PEERS=lancedb|none FLUSH_ROWS=200000
- * INGEST_ROWS=200000 INGEST_BATCH=1000 INGEST_INFLIGHT=8 INGEST_SLICE=512 (writer indexSliceRows) INGEST_WARMUP=200000 (0: none)
+ * INGEST_ROWS=200000 INGEST_LEAD=100000 INGEST_BATCH=1000 INGEST_INFLIGHT=8 INGEST_SLICE=512 (writer indexSliceRows) INGEST_WARMUP=200000 (0: none)
  * STALL_ROWS=100000 CASES78=1 (0 skips 7 and 8) INDEX_SET_ROWS=200000 (0 skips 8d)
  * BENCH_DIR (parent of the temp directories) PEER_TIMEOUT_S=3600 PEER_ONLY=1 (re-run only the peer
  * for the sizes in the existing search.json, keeping its Quiver figures) REPORT_ONLY=1 (rewrite
@@ -113,11 +114,19 @@ const FSYNC = envNumber('FSYNC', 1) > 0;
 const FLUSH_ROWS = envNumber('FLUSH_ROWS', 200_000);
 /**
  * Rows of each ingest window: two MemTables' worth (default writer: 100 000 rows each), so a
- * window pays for the flushes its rows cause (one a MemTable: one finishes in the window, the
- * next is under way at its end as the previous one was at its start); a 100 000-row window paid
- * for none (1 in flight) or for one that ended after it (8 in flight).
+ * window pays for the flushes its rows cause (one a MemTable: with INGEST_LEAD, one is under way
+ * at its start and the next at its end); a 100 000-row window paid for none (1 in flight) or for
+ * one that ended after it (8 in flight).
  */
 const INGEST_ROWS = envNumber('INGEST_ROWS', 200_000);
+/**
+ * Rows put untimed before each ingest window, at the window's puts in flight: one MemTable's
+ * worth, so a window starts as a steady stream's would, the previous MemTable's flush under way.
+ * Without it the first window after reopening started with no flush running and carried about
+ * one flush's work where a later window carried two (1 in flight looked ~2–3 µs of CPU a row
+ * cheaper than 8 in flight: libuv's pool, the file worker and the event loop; 2026-12-07).
+ */
+const INGEST_LEAD = envNumber('INGEST_LEAD', DEFAULT_WRITER_CONFIG.maxMemtableRows);
 const INGEST_BATCH = envNumber('INGEST_BATCH', 1000);
 const INGEST_INFLIGHT = envNumber('INGEST_INFLIGHT', 8);
 const INGEST_SLICE = envNumber('INGEST_SLICE', DEFAULT_WRITER_CONFIG.indexSliceRows);
@@ -799,7 +808,8 @@ interface WriteCases {
   /** The process's first indexed ingest, into another table of the same shape, before the timed windows (JIT, buffer pools and the tokenize worker's lexicon warming). */
   warmup?: { rows: number; inflight: number; ms: number; rowsPerSec: number; cpuUsPerRow: number; mainBusyUsPerRow: number; generationsFlushed: number };
   /** cpuUsPerRow: process CPU (every thread) a row; mainBusyUsPerRow: the event loop's busy time a row. */
-  ingest: { rows: number; batch: number; inflight: number; ms: number; rowsPerSec: number; stall: ReturnType<StallProbe['stop']>; generationsFlushed: number; putMs: Latency; cpuUsPerRow?: number; mainBusyUsPerRow?: number }[];
+  /** lead: rows put untimed just before the window at its puts in flight (absent in results from before 2026-12-07: none). */
+  ingest: { rows: number; batch: number; inflight: number; lead?: number; ms: number; rowsPerSec: number; stall: ReturnType<StallProbe['stop']>; generationsFlushed: number; putMs: Latency; cpuUsPerRow?: number; mainBusyUsPerRow?: number }[];
   /** Case 8d: the same ingest into tables with fewer indexes — what each index costs the write path. Absent in results from before it was measured. */
   byIndexSet?: IndexSetIngest[];
 }
@@ -839,7 +849,7 @@ async function writeCases(root: string): Promise<WriteCases> {
     await t7.close();
 
     // 8a. Event-loop stall during createIndex ivf_pq on STALL_ROWS rows.
-    const ingestTotal = 2 * INGEST_ROWS;
+    const ingestTotal = 2 * (INGEST_LEAD + INGEST_ROWS);
     let rows8: Rows | null = makeRows(gen, new Rng(8000), Int32Array.from({ length: STALL_ROWS + ingestTotal + INGEST_BATCH }, (_, i) => i));
     const t8 = await db.createTable('ingest_case', schema, { primaryKey: 'id', writer: BUILD_WRITER });
     await putRowRange(t8, rows8, 0, STALL_ROWS, BUILD_PUT_ROWS, BUILD_INFLIGHT);
@@ -849,13 +859,9 @@ async function writeCases(root: string): Promise<WriteCases> {
     // each major GC in the windows mark ~300 MB that was not Quiver's (dev-ingest PREBUILD=1 A/B
     // in search-notes), and the ~500 000 held during the createIndex case below put a 51 ms major
     // GC pause into its stall (the run of 02:16 on 2026-12-07).
-    const windows = [
-      { inflight: 1, first: STALL_ROWS, rows: INGEST_ROWS },
-      { inflight: INGEST_INFLIGHT, first: STALL_ROWS + INGEST_ROWS, rows: INGEST_ROWS },
-    ].map(({ inflight, first, rows }) => {
-      const batches: RecordBatch[] = [];
-      for (let s = first; s < first + rows; s += INGEST_BATCH) batches.push(rowsBatch(schema, rows8!, s, Math.min(first + rows, s + INGEST_BATCH)));
-      return { inflight, rows, batches };
+    const windows = [1, INGEST_INFLIGHT].map((inflight, w) => {
+      const first = STALL_ROWS + w * (INGEST_LEAD + INGEST_ROWS);
+      return { inflight, rows: INGEST_ROWS, lead: batchesOf(schema, rows8!, first, INGEST_LEAD), batches: batchesOf(schema, rows8!, first + INGEST_LEAD, INGEST_ROWS) };
     });
     const warmBatch = rowsBatch(schema, rows8, STALL_ROWS + ingestTotal, STALL_ROWS + ingestTotal + INGEST_BATCH);
     rows8 = null;
@@ -903,14 +909,15 @@ async function writeCases(root: string): Promise<WriteCases> {
       // so their start-up is not in the first window.
       const ready = await Promise.all([encodeWorkerReady(), tokenizeWorkerReady(), fileWriteWorkerReady()]);
       log(`helper threads ready (encode, tokenize, file write): ${ready.join(', ')}`);
-      for (const { inflight, rows, batches } of windows) {
+      for (const { inflight, rows, lead, batches } of windows) {
+        await timedIngest(ti, lead, inflight, INGEST_LEAD);
         const before = Object.values(await ti.writerStats()).reduce((n, s) => n + s.generationsFlushed, 0);
         const p8 = new StallProbe();
         p8.start();
         const { ms, putMs, cpuUsPerRow, mainBusyUsPerRow } = await timedIngest(ti, batches, inflight, rows);
         const stall = p8.stop();
         const after = Object.values(await ti.writerStats()).reduce((n, s) => n + s.generationsFlushed, 0);
-        ingest.push({ rows, batch: INGEST_BATCH, inflight, ms, rowsPerSec: rows / (ms / 1000), stall, generationsFlushed: after - before, putMs: latencyOf(putMs), cpuUsPerRow, mainBusyUsPerRow });
+        ingest.push({ rows, batch: INGEST_BATCH, inflight, lead: INGEST_LEAD, ms, rowsPerSec: rows / (ms / 1000), stall, generationsFlushed: after - before, putMs: latencyOf(putMs), cpuUsPerRow, mainBusyUsPerRow });
         log(`ingest ${rows} rows in ${INGEST_BATCH}-row puts, ${inflight} in flight: ${(rows / (ms / 1000)).toFixed(0)} rows/s, longest stall ${stall.maxGapMs.toFixed(0)} ms (longest GC pause ${stall.gcMaxMs.toFixed(0)} ms, ${stall.gcMaxKind}), ${after - before} generations flushed meanwhile; CPU ${cpuUsPerRow.toFixed(1)} µs a row over all threads, main thread busy ${mainBusyUsPerRow.toFixed(1)}; JS heap ${(v8.getHeapStatistics().used_heap_size / 2 ** 20).toFixed(0)} MB`);
       }
       await ti.close();
@@ -922,6 +929,13 @@ async function writeCases(root: string): Promise<WriteCases> {
   } finally {
     await db.close();
   }
+}
+
+/** Rows [first, first + count) of `rows` as INGEST_BATCH-row batches. */
+function batchesOf(schema: ReturnType<typeof searchSchema>, rows: Rows, first: number, count: number): RecordBatch[] {
+  const out: RecordBatch[] = [];
+  for (let s = first; s < first + count; s += INGEST_BATCH) out.push(rowsBatch(schema, rows, s, Math.min(first + count, s + INGEST_BATCH)));
+  return out;
 }
 
 /**
@@ -1005,20 +1019,20 @@ async function ingestByIndexSet(db: Database, db3: Database, gen: RowGenerator, 
     { name: 'ingest_fts', label: 'FTS + scalar', vector: false, body: true },
   ];
   for (const [i, set] of sets.entries()) {
-    let rows: Rows | null = makeRows(gen, new Rng(8200 + i), Int32Array.from({ length: STALL_ROWS + 2 * INDEX_SET_ROWS + INGEST_BATCH }, (_, k) => k));
+    const total = STALL_ROWS + 2 * (INGEST_LEAD + INDEX_SET_ROWS);
+    let rows: Rows | null = makeRows(gen, new Rng(8200 + i), Int32Array.from({ length: total + INGEST_BATCH }, (_, k) => k));
     await buildIngestTable(db, set.name, schema, rows, STALL_ROWS, set);
     const windows = [1, INGEST_INFLIGHT].map((inflight, w) => {
-      const first = STALL_ROWS + w * INDEX_SET_ROWS;
-      const batches: RecordBatch[] = [];
-      for (let s = first; s < first + INDEX_SET_ROWS; s += INGEST_BATCH) batches.push(rowsBatch(schema, rows!, s, Math.min(first + INDEX_SET_ROWS, s + INGEST_BATCH)));
-      return { inflight, batches };
+      const first = STALL_ROWS + w * (INGEST_LEAD + INDEX_SET_ROWS);
+      return { inflight, lead: batchesOf(schema, rows!, first, INGEST_LEAD), batches: batchesOf(schema, rows!, first + INGEST_LEAD, INDEX_SET_ROWS) };
     });
-    const warmBatch = rowsBatch(schema, rows, STALL_ROWS + 2 * INDEX_SET_ROWS, STALL_ROWS + 2 * INDEX_SET_ROWS + INGEST_BATCH);
+    const warmBatch = rowsBatch(schema, rows, total, total + INGEST_BATCH);
     rows = null;
     const t = await db3.openTable(set.name);
     try {
       await t.put(warmBatch);
-      for (const { inflight, batches } of windows) {
+      for (const { inflight, lead, batches } of windows) {
+        await timedIngest(t, lead, inflight, INGEST_LEAD);
         const { ms, cpuUsPerRow, mainBusyUsPerRow } = await timedIngest(t, batches, inflight, INDEX_SET_ROWS);
         const r = { indexes: set.label, rows: INDEX_SET_ROWS, inflight, rowsPerSec: INDEX_SET_ROWS / (ms / 1000), cpuUsPerRow, mainBusyUsPerRow };
         out.push(r);
@@ -1340,7 +1354,7 @@ function markdown(generatedAt: string, machine: { code: { commit: string; uncomm
     }
     if (writes.firstPutMs !== undefined) L.push(`| the first ${writes.ingest[0]?.batch.toLocaleString('en-US') ?? ''}-row put after reopening the ingest table (loads what the writer reads lazily; before the timed windows) | ${f(writes.firstPutMs, 1)} ms | — | — |`);
     for (const i of writes.ingest) {
-      L.push(`| ingest ${i.rows.toLocaleString('en-US')} rows, ${i.batch}-row puts, ${i.inflight} in flight (IVF-PQ + FTS + scalar maintained, default writer settings; ${i.generationsFlushed} generation(s) flushed meanwhile) | ${Math.round(i.rowsPerSec).toLocaleString('en-US')} rows/s (put p50 ${f(i.putMs.p50, 1)} ms, p99 ${f(i.putMs.p99, 1)} ms${i.cpuUsPerRow === undefined ? '' : `; CPU ${f(i.cpuUsPerRow, 1)} µs a row over all threads, main thread busy ${f(i.mainBusyUsPerRow ?? NaN, 1)}`}) | ${st(i.stall)} |`);
+      L.push(`| ingest ${i.rows.toLocaleString('en-US')} rows, ${i.batch}-row puts, ${i.inflight} in flight (IVF-PQ + FTS + scalar maintained, default writer settings; ${i.lead ? `after ${i.lead.toLocaleString('en-US')} rows put untimed at the same puts in flight; ` : ''}${i.generationsFlushed} generation(s) flushed meanwhile) | ${Math.round(i.rowsPerSec).toLocaleString('en-US')} rows/s (put p50 ${f(i.putMs.p50, 1)} ms, p99 ${f(i.putMs.p99, 1)} ms${i.cpuUsPerRow === undefined ? '' : `; CPU ${f(i.cpuUsPerRow, 1)} µs a row over all threads, main thread busy ${f(i.mainBusyUsPerRow ?? NaN, 1)}`}) | ${st(i.stall)} |`);
     }
     if (writes.byIndexSet && writes.byIndexSet.length > 0) {
       const sets = [...new Set(writes.byIndexSet.map((r) => r.indexes))];
@@ -1349,7 +1363,7 @@ function markdown(generatedAt: string, machine: { code: { commit: string; uncomm
       const cell = (r: { rowsPerSec: number; cpuUsPerRow?: number; mainBusyUsPerRow?: number } | undefined) =>
         r === undefined ? '—' : `${Math.round(r.rowsPerSec).toLocaleString('en-US')} (${f(r.cpuUsPerRow ?? NaN, 1)} / ${f(r.mainBusyUsPerRow ?? NaN, 1)})`;
       L.push('');
-      L.push(`What each index costs the write path: the same windows (${writes.byIndexSet[0]!.rows.toLocaleString('en-US')} rows, ${INGEST_BATCH}-row puts) into tables of the same shape that maintain fewer indexes, built and reopened like the ingest table, in the same process after it. rows/s (CPU µs a row over all threads / main thread busy µs a row):`);
+      L.push(`What each index costs the write path: the same windows (${writes.byIndexSet[0]!.rows.toLocaleString('en-US')} rows, ${INGEST_BATCH}-row puts) into tables of the same shape that maintain fewer indexes, built and reopened like the ingest table, each window after the same untimed lead-in, in the same process after it. rows/s (CPU µs a row over all threads / main thread busy µs a row):`);
       L.push('');
       L.push(`| indexes maintained | ${inflights.map((n) => `${n} in flight`).join(' | ')} |`);
       L.push(`| --- | ${inflights.map(() => '---').join(' | ')} |`);
