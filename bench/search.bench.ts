@@ -669,11 +669,7 @@ function peerInstalled(): boolean {
 
 async function runPeer(w: Workload, dir: string): Promise<LanceDbSearchResult> {
   const schema = searchSchema(DIM);
-  const batches = (rows: Rows): RecordBatch[] => {
-    const out: RecordBatch[] = [];
-    for (let s = 0; s < rows.ids.length; s += 50_000) out.push(rowsBatch(schema, rows, s, Math.min(rows.ids.length, s + 50_000)));
-    return out;
-  };
+  const batches = (rows: Rows): RecordBatch[] => batchesOf(schema, rows, 0, rows.ids.length, 50_000);
   const basePath = path.join(dir, 'base.arrow');
   const upsertPath = path.join(dir, 'upserts.arrow');
   const queryPath = path.join(dir, 'queries.json');
@@ -931,10 +927,10 @@ async function writeCases(root: string): Promise<WriteCases> {
   }
 }
 
-/** Rows [first, first + count) of `rows` as INGEST_BATCH-row batches. */
-function batchesOf(schema: ReturnType<typeof searchSchema>, rows: Rows, first: number, count: number): RecordBatch[] {
+/** Rows [first, first + count) of `rows` as batches of `size` rows (the last may be shorter). */
+function batchesOf(schema: ReturnType<typeof searchSchema>, rows: Rows, first: number, count: number, size = INGEST_BATCH): RecordBatch[] {
   const out: RecordBatch[] = [];
-  for (let s = first; s < first + count; s += INGEST_BATCH) out.push(rowsBatch(schema, rows, s, Math.min(first + count, s + INGEST_BATCH)));
+  for (let s = first; s < first + count; s += size) out.push(rowsBatch(schema, rows, s, Math.min(first + count, s + size)));
   return out;
 }
 
@@ -988,8 +984,7 @@ async function buildIngestTable(db: Database, name: string, schema: ReturnType<t
 async function ingestWarmup(db: Database, db3: Database, gen: RowGenerator, schema: ReturnType<typeof searchSchema>): Promise<NonNullable<WriteCases['warmup']>> {
   let rows: Rows | null = makeRows(gen, new Rng(8100), Int32Array.from({ length: WARMUP_TRAIN_ROWS + INGEST_WARMUP }, (_, i) => i));
   await buildIngestTable(db, 'ingest_warmup', schema, rows, WARMUP_TRAIN_ROWS, { vector: true, body: true });
-  const batches: RecordBatch[] = [];
-  for (let s = WARMUP_TRAIN_ROWS; s < WARMUP_TRAIN_ROWS + INGEST_WARMUP; s += INGEST_BATCH) batches.push(rowsBatch(schema, rows, s, Math.min(WARMUP_TRAIN_ROWS + INGEST_WARMUP, s + INGEST_BATCH)));
+  const batches = batchesOf(schema, rows, WARMUP_TRAIN_ROWS, INGEST_WARMUP);
   rows = null;
   const tw = await db3.openTable('ingest_warmup');
   try {
