@@ -15,6 +15,7 @@
  */
 import type { RecordBatch, Schema } from 'apache-arrow';
 import { CancelledError } from '../../src/errors.js';
+import type { ExplainNames } from './explain-names.js';
 
 /** What a running query hands every node. */
 export interface ExecContext {
@@ -41,8 +42,13 @@ export interface ExecNode {
   readonly schema: Schema;
   readonly children: readonly ExecNode[];
   execute(ctx: ExecContext): AsyncIterable<RecordBatch>;
-  /** One line: the kind and its key parameters (index used or why not, filter, k, …). */
-  explain(): string;
+  /**
+   * One line: the kind and its key parameters (index used or why not, filter, k, …); columns
+   * and expressions as `names` shows them (EXPLAIN passes the tree's, explain-names.ts).
+   */
+  explain(names?: ExplainNames): string;
+  /** Tells `names` what the internal-named columns this node makes stand for (Project, HashAggregate). */
+  defineNames?(names: ExplainNames): void;
   readonly metrics: ExecMetrics;
 }
 
@@ -69,7 +75,7 @@ export abstract class BaseExec implements ExecNode {
   ) {}
 
   protected abstract run(ctx: ExecContext): AsyncGenerator<RecordBatch>;
-  abstract explain(): string;
+  abstract explain(names?: ExplainNames): string;
 
   async *execute(ctx: ExecContext): AsyncGenerator<RecordBatch> {
     checkCancelled(ctx);

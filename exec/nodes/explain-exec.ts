@@ -6,6 +6,7 @@
  */
 import { makeData, RecordBatch, Schema, Struct, Field, Utf8, vectorFromArray } from 'apache-arrow';
 import { BaseExec, type ExecContext, type ExecNode } from './exec-node.js';
+import { ExplainNames } from './explain-names.js';
 
 export const EXPLAIN_SCHEMA = new Schema([new Field('plan', new Utf8(), false)]);
 
@@ -36,8 +37,10 @@ export class ExplainExec extends BaseExec {
 /** The tree as text lines; with `analyze`, each line ends with the node's metrics. */
 export function explainLines(root: ExecNode, analyze: boolean): string[] {
   const out: string[] = [];
+  // The planner's internal column names shown as the expressions they stand for.
+  const names = ExplainNames.of(root);
   const walk = (n: ExecNode, depth: number) => {
-    let line = `${'  '.repeat(depth)}${depth > 0 ? '-> ' : ''}${n.explain()}`;
+    let line = `${'  '.repeat(depth)}${depth > 0 ? '-> ' : ''}${n.explain(names)}`;
     if (analyze) {
       const m = n.metrics;
       const own = m.timeMs - n.children.reduce((t, c) => t + c.metrics.timeMs, 0);

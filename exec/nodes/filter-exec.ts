@@ -6,9 +6,10 @@
  */
 import { makeData, RecordBatch, Struct } from 'apache-arrow';
 import { evaluateFilter } from '../expr/evaluate.js';
-import { exprToString, type Expr } from '../expr/expr.js';
+import type { Expr } from '../expr/expr.js';
 import { takeData } from '../kernels/take.js';
 import { BaseExec, type ExecContext, type ExecNode } from './exec-node.js';
+import { ExplainNames } from './explain-names.js';
 
 export class FilterExec extends BaseExec {
   readonly kind = 'Filter';
@@ -38,7 +39,7 @@ export class FilterExec extends BaseExec {
     }
   }
 
-  explain(): string {
-    return `Filter: ${exprToString(this.predicate)}`;
+  explain(names = ExplainNames.NONE): string {
+    return `Filter: ${names.expr(this.predicate)}`;
   }
 }

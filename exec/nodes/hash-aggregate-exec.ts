@@ -23,6 +23,8 @@ import { InvalidError } from '../../src/errors.js';
 import { type AggregateFn, aggregateResultType, type GroupAccumulator, makeAccumulator } from '../kernels/group-aggregates.js';
 import { GroupKeyTable, isGroupableType } from '../kernels/hash-keys.js';
 import { BaseExec, checkCancelled, type ExecContext, type ExecNode } from './exec-node.js';
+import { ExplainNames } from './explain-names.js';
+import type { Expr } from '../expr/expr.js';
 import { DEFAULT_OPERATOR_MEMORY_BYTES, MemoryBudget } from './memory-budget.js';
 import { makeBatch, SORT_OUTPUT_BATCH_ROWS } from './sort-exec.js';
 
@@ -62,16 +64,21 @@ export class HashAggregateExec extends BaseExec {
     this.memoryLimitBytes = options.memoryLimitBytes ?? DEFAULT_OPERATOR_MEMORY_BYTES;
   }
 
-  explain(): string {
-    const names = this.child.schema.fields;
-    const groups = this.groupColumns.map((c) => names[c].name).join(', ');
-    const aggs = this.aggregates
-      .map((a) => {
-        const arg = a.fn === 'count_star' ? '*' : `${a.distinct ? 'DISTINCT ' : ''}${names[a.column as number].name}`;
-        return `${a.fn === 'count_star' ? 'count' : a.fn}(${arg}) AS ${a.name}`;
-      })
-      .join(', ');
+  explain(names = ExplainNames.NONE): string {
+    const input = this.child.schema.fields;
+    const groups = this.groupColumns.map((c) => names.column(input[c].name)).join(', ');
+    const aggs = this.aggregates.map((a) => names.item(this.aggregateCall(a, names), a.name)).join(', ');
     return `HashAggregate: group by [${groups}] aggregates [${aggs}]`;
+  }
+
+  defineNames(names: ExplainNames): void {
+    for (const a of this.aggregates) names.define(a.name, this.aggregateCall(a, names));
+  }
+
+  /** `sum(x)`, `count(DISTINCT x)`, `count(*)` over the input column's name. */
+  private aggregateCall(a: AggregateSpec, names: ExplainNames): Expr {
+    if (a.fn === 'count_star') return names.aggregate('count', undefined, false);
+    return names.aggregate(a.fn, this.child.schema.fields[a.column as number].name, a.distinct === true);
   }
 
   protected async *run(ctx: ExecContext): AsyncGenerator<RecordBatch> {

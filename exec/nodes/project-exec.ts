@@ -6,9 +6,10 @@
  */
 import { makeData, RecordBatch, type Schema, Struct } from 'apache-arrow';
 import { evaluateValue } from '../expr/index.js';
-import { exprToString, type Expr } from '../expr/expr.js';
+import type { Expr } from '../expr/expr.js';
 import { InternalError } from '../../src/errors.js';
 import { BaseExec, type ExecContext, type ExecNode } from './exec-node.js';
+import { ExplainNames } from './explain-names.js';
 
 export interface ProjectItem {
   readonly expr: Expr;
@@ -45,7 +46,11 @@ export class ProjectExec extends BaseExec {
     return new RecordBatch(this.schema, makeData({ type: new Struct(this.schema.fields), length: batch.numRows, nullCount: 0, children }));
   }
 
-  explain(): string {
-    return `Project: ${this.items.map((i) => (i.expr.kind === 'column' && i.expr.name === i.name ? i.name : `${exprToString(i.expr)} AS ${i.name}`)).join(', ')}`;
+  explain(names = ExplainNames.NONE): string {
+    return `Project: ${this.items.map((i) => names.item(i.expr, i.name)).join(', ')}`;
+  }
+
+  defineNames(names: ExplainNames): void {
+    for (const i of this.items) names.define(i.name, i.expr);
   }
 }

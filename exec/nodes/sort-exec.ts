@@ -19,6 +19,7 @@ import { buildKeyColumn, isSortableType, keyColumnBytes, type SortKeySpec, sorte
 import { gatherColumn } from '../kernels/gather-column.js';
 import { canPermute, type PermutedColumn, permuteColumn, permutedBytes, permutedSlice, takeColumn } from '../kernels/take-fixed.js';
 import { BaseExec, checkCancelled, type ExecContext, type ExecNode } from './exec-node.js';
+import { ExplainNames } from './explain-names.js';
 import { batchBytes, DEFAULT_OPERATOR_MEMORY_BYTES, MemoryBudget } from './memory-budget.js';
 
 export type { SortKeySpec } from '../kernels/sort-keys.js';
@@ -47,8 +48,8 @@ export class SortExec extends BaseExec {
     this.memoryLimitBytes = options.memoryLimitBytes ?? DEFAULT_OPERATOR_MEMORY_BYTES;
   }
 
-  explain(): string {
-    return `Sort: ${describeSortKeys(this.schema, this.keys)}`;
+  explain(names = ExplainNames.NONE): string {
+    return `Sort: ${describeSortKeys(this.schema, this.keys, names)}`;
   }
 
   /** The sorted order of all buffered rows; the key columns live only in here. */
@@ -162,11 +163,12 @@ export function makeBatch(schema: Schema, length: number, children: Data[]): Rec
   return new RecordBatch(schema, makeData({ type: new Struct(schema.fields), length, nullCount: 0, children }));
 }
 
-/** `year DESC NULLS FIRST, id ASC`: names from `schema`; NULLS … only when the key sets it. */
-export function describeSortKeys(schema: Schema, keys: readonly SortKeySpec[]): string {
+/** `year DESC NULLS FIRST, id ASC`: names from `schema` as `names` shows them; NULLS … only when the key sets it. */
+export function describeSortKeys(schema: Schema, keys: readonly SortKeySpec[], names = ExplainNames.NONE): string {
   return keys
     .map((k) => {
-      const name = schema.fields[k.column]?.name ?? `#${k.column}`;
+      const field = schema.fields[k.column];
+      const name = field ? names.column(field.name) : `#${k.column}`;
       const nulls = k.nullsFirst === undefined ? '' : k.nullsFirst ? ' NULLS FIRST' : ' NULLS LAST';
       return `${name} ${k.descending ? 'DESC' : 'ASC'}${nulls}`;
     })

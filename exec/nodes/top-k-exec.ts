@@ -25,6 +25,7 @@ import { splitByThreshold } from '../kernels/key-threshold.js';
 import { buildKeyColumn, compareOnKey, keyColumnBytes, type KeyColumn, type SortKeySpec, topRowIndices } from '../kernels/sort-keys.js';
 import { gatherColumnFast, takeColumn } from '../kernels/take-fixed.js';
 import { BaseExec, checkCancelled, type ExecContext, type ExecNode } from './exec-node.js';
+import { ExplainNames } from './explain-names.js';
 import { batchBytes, DEFAULT_OPERATOR_MEMORY_BYTES, MemoryBudget } from './memory-budget.js';
 import { describeSortKeys, makeBatch, SORT_OUTPUT_BATCH_ROWS, validateSortKeys } from './sort-exec.js';
 
@@ -57,8 +58,8 @@ export class TopKExec extends BaseExec {
     this.compactAfterRows = options.compactAfterRows;
   }
 
-  explain(): string {
-    return `TopK: k=${this.k} offset=${this.offset} by ${describeSortKeys(this.schema, this.keys)}`;
+  explain(names = ExplainNames.NONE): string {
+    return `TopK: k=${this.k} offset=${this.offset} by ${describeSortKeys(this.schema, this.keys, names)}`;
   }
 
   protected async *run(ctx: ExecContext): AsyncGenerator<RecordBatch> {

@@ -125,6 +125,43 @@ test('EXPLAIN prints the exec tree with sources and index choices; ANALYZE adds 
   await db.close();
 });
 
+test("EXPLAIN shows the planner's internal columns as the expressions they stand for", async (t) => {
+  const db = await fresh();
+  await db.sql('CREATE TABLE t (id BIGINT PRIMARY KEY, year INT, score DOUBLE, body TEXT)');
+  await db.sql("INSERT INTO t VALUES (1, 2020, 1.5, 'a'), (2, 2021, 2.5, 'b'), (3, 2022, NULL, 'c')");
+  const explain = async (sql: string, analyze = false) =>
+    Array.from((await db.sql(`EXPLAIN ${analyze ? 'ANALYZE ' : ''}${sql}`)).getChild('plan')!, (l) => String(l).trim().replace(/^-> /, ''));
+  const internal = /\b__[a-z]+\d+\b/;
+
+  const agg = await explain('SELECT year % 2 AS parity, count(*) AS n, sum(score * 2) FROM t GROUP BY year % 2 HAVING sum(score) / count(*) > 1 ORDER BY n DESC, parity LIMIT 5');
+  t.false(agg.some((l) => internal.test(l)), agg.join('\n'));
+  t.is(agg[0], 'Project: year % 2 AS parity, count(*) AS n, sum(score * 2) AS sum');
+  t.true(agg.includes('TopK: k=5 offset=0 by count(*) DESC NULLS FIRST, year % 2 ASC NULLS LAST'), agg.join('\n'));
+  t.true(agg.includes('Filter: sum(score) / count(*) > 1'), agg.join('\n'));
+  t.true(agg.includes('HashAggregate: group by [year % 2] aggregates [count(*), sum(score * 2), sum(score)]'), agg.join('\n'));
+
+  // An expression inlined into another keeps its meaning (parenthesised where precedence needs it).
+  const nested = await explain('SELECT (year + 1) * 2 AS x, id FROM t ORDER BY x DESC, id + 0');
+  t.is(nested[0], 'Project: (year + 1) * 2 AS x, id');
+  t.is(nested[1], 'Sort: (year + 1) * 2 DESC NULLS FIRST, id + 0 ASC NULLS LAST');
+
+  // Output names are the user's, even one that looks internal; swapped names stay exact.
+  t.is((await explain('SELECT id AS __c7 FROM t'))[0], 'Project: id AS __c7');
+  const swapped = await explain('SELECT year AS id, id AS year FROM t ORDER BY id');
+  t.is(swapped[0], 'Project: year AS id, id AS year');
+  t.is(swapped[1], 'Sort: year ASC NULLS LAST');
+
+  // ANALYZE prints the same names, and the query still answers on the internal ones.
+  const analyzed = await explain('SELECT year % 2 AS parity, count(*) AS n FROM t GROUP BY year % 2 ORDER BY parity', true);
+  t.false(analyzed.some((l) => internal.test(l)), analyzed.join('\n'));
+  t.regex(analyzed.join('\n'), /HashAggregate: group by \[year % 2\] aggregates \[count\(\*\)\]  \(rows=2 /);
+  t.deepEqual(plain(await db.sql('SELECT year % 2 AS parity, count(*) AS n FROM t GROUP BY year % 2 ORDER BY parity')), [
+    { parity: 0, n: 2 },
+    { parity: 1, n: 1 },
+  ]);
+  await db.close();
+});
+
 test('bad input: a clear error naming the problem, and nothing changed', async (t) => {
   const db = await fresh();
   await db.sql('CREATE TABLE t (id BIGINT PRIMARY KEY, n INT, s TEXT, v FLOAT4[3])');
