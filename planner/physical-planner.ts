@@ -64,9 +64,14 @@ export interface PhysicalContext {
 /** Plans the exec tree; snapshots every table the plan reads first. */
 export async function createPhysicalPlan(plan: LogicalPlan, ctx: PhysicalContext): Promise<ExecNode> {
   const reads = new Map<string, Set<string>>();
+  // Tables a vector or text search reads need every index of every source; a table only scanned
+  // needs its scalar indexes (a filter conjunct may use one), so a generation not loaded yet is
+  // loaded without its full-text and IVF-PQ sidecars.
+  const searched = new Set<string>();
   const walk = (p: LogicalPlan) => {
     if (p.kind === 'scan' || p.kind === 'text_search') reads.set(p.table, reads.get(p.table) ?? new Set());
     if (p.kind === 'vector_search') (reads.get(p.table) ?? reads.set(p.table, new Set()).get(p.table)!).add(p.column);
+    if (p.kind === 'vector_search' || p.kind === 'text_search') searched.add(p.table);
     inputsOf(p).forEach(walk);
   };
   walk(plan);
@@ -75,7 +80,7 @@ export async function createPhysicalPlan(plan: LogicalPlan, ctx: PhysicalContext
     [...reads].map(async ([name, vectorColumns]) => {
       const table = ctx.tables.get(name);
       if (!table) throw new NotFoundError(`table ${name} does not exist`);
-      snapshots.set(name, await table.snapshot({ vectorColumns: [...vectorColumns] }));
+      snapshots.set(name, await table.snapshot({ vectorColumns: [...vectorColumns], indexes: searched.has(name) ? 'all' : 'scalar' }));
     }),
   );
   return new PhysicalPlanner(ctx, snapshots).plan(plan);

@@ -91,7 +91,7 @@ export class EmbeddedSession implements Session {
     const table = await this.db.openTable(name);
     const info: TableInfo = { name, schema: table.schema, primaryKey: table.primaryKey, indexes: table.indexes, regionSpec: table.regionSpec };
     if (detail) {
-      const snapshot = await table.snapshot();
+      const snapshot = await table.snapshot({ indexes: 'none' });
       info.regions = snapshot.regions.map((r) => {
         const memtableCount = r.sources.length - r.generationCount;
         return {

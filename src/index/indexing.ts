@@ -14,6 +14,15 @@ import { type AsyncBuildOptions, SourceIndexes } from './source-indexes.js';
 import type { IvfPqModel } from './vector/ivf-pq-model.js';
 import type { RecordBatch } from 'apache-arrow';
 
+/**
+ * Which of a table's indexes a reader needs a source to have: `all` (searches), `scalar` (a scan
+ * whose filter a scalar index may narrow: their sidecars are small and quick to read), `none`
+ * (a plain scan: rows and keys). A generation is loaded with what its first reader needs and
+ * gains the rest when a later reader asks (generation-cache.ts): a full-text sidecar is a
+ * quarter of a generation's bytes and most of its load time, and a scan never reads it.
+ */
+export type IndexScope = 'all' | 'scalar' | 'none';
+
 export class IndexingContext {
   private defsList: IndexDef[] = [];
   private readonly models = new Map<string, IvfPqModel>();
@@ -96,18 +105,23 @@ export class IndexingContext {
     for (const def of this.defsList) set.addIndex(def, this.model, rows);
   }
 
-  /** Whether `set` lacks an index that can be built now. */
-  lacksIndexes(set: SourceIndexes): boolean {
-    return this.defsList.some((def) => !set.hasIndex(def.name) && this.canBuild(def));
+  /** The current definitions a reader of `scope` needs. */
+  defsIn(scope: IndexScope): readonly IndexDef[] {
+    return scope === 'all' ? this.defsList : scope === 'scalar' ? this.defsList.filter((d) => d.type === 'scalar') : [];
+  }
+
+  /** Whether `set` lacks an index (of `scope`) that can be built now. */
+  lacksIndexes(set: SourceIndexes, scope: IndexScope = 'all'): boolean {
+    return this.defsIn(scope).some((def) => !set.hasIndex(def.name) && this.canBuild(def));
   }
 
   /**
    * `complete` in slices that yield to the event loop (`SourceIndexes.addIndexAsync`): an index
    * missing from the set stays invisible until it covers every row; concurrent calls share the
-   * builds. Resolves once every index the set can have is built.
+   * builds. Resolves once every index of `scope` the set can have is built.
    */
-  async completeAsync(set: SourceIndexes, rows: readonly RecordBatch[], options?: AsyncBuildOptions): Promise<void> {
-    await Promise.all(this.defsList.map((def) => set.addIndexAsync(def, this.model, rows, options)));
+  async completeAsync(set: SourceIndexes, rows: readonly RecordBatch[], options?: AsyncBuildOptions, scope: IndexScope = 'all'): Promise<void> {
+    await Promise.all(this.defsIn(scope).map((def) => set.addIndexAsync(def, this.model, rows, options)));
   }
 
   /** Builds one index (defined or not yet) for `set` in slices: see `SourceIndexes.addIndexAsync`. */

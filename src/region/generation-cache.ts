@@ -4,8 +4,12 @@
  * (FTS postings, IVF-PQ codes and their lookup tables, scalar runs; a trained model is shared and
  * not counted), and a reserve for the readers' per-row liveness state built on first search. A generation is immutable, so a cached copy never goes stale; the
  * writer seeds the cache with what it just flushed so a fresh generation is not read back.
+ *
+ * A generation is loaded with the indexes its first reader needs (`IndexScope`: a scan needs
+ * none, a search every one) and gains the others, in place, when a reader that needs them asks;
+ * its bytes are counted again then. Concurrent readers share one load and one upgrade.
  */
-import type { IndexingContext } from '../index/indexing.js';
+import type { IndexingContext, IndexScope } from '../index/indexing.js';
 import { batchBytes } from '../memtable/batch-store.js';
 import type { ObjectStore } from '../storage/object-store.js';
 import { isQuiverError } from '../errors.js';
@@ -34,39 +38,50 @@ export class GenerationCache {
     return `${layout.regionId}/${folder}`;
   }
 
-  async get(layout: RegionLayout, generation: number, folder: string): Promise<LoadedGeneration> {
+  /** The generation with every index of `scope` that can be built now (sidecars read, or built from rows). */
+  async get(layout: RegionLayout, generation: number, folder: string, scope: IndexScope = 'all'): Promise<LoadedGeneration> {
     const key = this.key(layout, folder);
     const hit = this.entries.get(key);
-    if (hit) {
-      hit.used = ++this.tick;
-      const loaded = await hit.gen;
-      // Indexes created since the generation was loaded: from sidecars or built from its rows.
-      // An IVF-PQ index without a trained model cannot be built yet: no sidecar fetch for it.
-      if (this.indexing.defs.some((d) => !loaded.indexes.hasIndex(d.name) && this.indexing.canBuild(d))) {
-        await loadIndexSidecars(this.store, layout, folder, this.indexing, loaded.indexes, loaded.batches);
-      }
-      return loaded;
+    if (!hit) {
+      const gen = readGeneration(this.store, layout, this.indexing, generation, folder, scope);
+      const entry: CacheEntry = { gen, bytes: 0, used: ++this.tick };
+      this.entries.set(key, entry);
+      gen.then(
+        (g) => this.account(key, entry, g),
+        () => this.entries.get(key) === entry && this.entries.delete(key),
+      );
+      return gen;
     }
-    const gen = readGeneration(this.store, layout, this.indexing, generation, folder);
-    const entry: CacheEntry = { gen, bytes: 0, used: ++this.tick };
-    this.entries.set(key, entry);
-    gen.then(
-      (g) => this.account(key, entry, g),
-      () => this.entries.get(key) === entry && this.entries.delete(key),
-    );
-    return gen;
+    hit.used = ++this.tick;
+    const loaded = await hit.gen;
+    // Indexes this reader needs that the entry lacks — loaded for a narrower reader, or created
+    // since: from sidecars or built from its rows, one upgrade at a time. An IVF-PQ index without
+    // a trained model cannot be built yet: no sidecar fetch for it. (Twice at most from here: an
+    // index that a finished upgrade did not give is not asked for again in a loop.)
+    let started = 0;
+    while (this.indexing.lacksIndexes(loaded.indexes, scope)) {
+      if (!hit.upgrade) {
+        if (started++ === 2) break;
+        hit.upgrade = loadIndexSidecars(this.store, layout, folder, this.indexing, loaded.indexes, loaded.batches, scope).finally(() => {
+          hit.upgrade = undefined;
+          this.account(key, hit, loaded);
+        });
+      }
+      await hit.upgrade;
+    }
+    return loaded;
   }
 
   /**
-   * The generation when it is loaded and has every index that can be built now, without a
-   * promise or an await (a search asks for every generation on every query); undefined when
-   * `get` has work to do.
+   * The generation when it is loaded and has every index of `scope` that can be built now,
+   * without a promise or an await (a search asks for every generation on every query);
+   * undefined when `get` has work to do.
    */
-  peek(layout: RegionLayout, folder: string): LoadedGeneration | undefined {
+  peek(layout: RegionLayout, folder: string, scope: IndexScope = 'all'): LoadedGeneration | undefined {
     const key = this.key(layout, folder);
     const hit = this.entries.get(key);
     const loaded = hit?.loaded;
-    if (!hit || !loaded || this.indexing.lacksIndexes(loaded.indexes)) return undefined;
+    if (!hit || !loaded || this.indexing.lacksIndexes(loaded.indexes, scope)) return undefined;
     hit.used = ++this.tick;
     return loaded;
   }
@@ -104,10 +119,14 @@ export class GenerationCache {
     this.account(key, entry, gen);
   }
 
-  /** Counts a loaded entry, then lets the least recently used others go while over the budget. */
+  /**
+   * Counts a loaded entry (again, after an upgrade added indexes), then lets the least recently
+   * used others go while over the budget.
+   */
   private account(key: string, entry: CacheEntry, gen: LoadedGeneration): void {
     if (this.entries.get(key) !== entry) return;
     entry.loaded = gen;
+    this.bytes -= entry.bytes;
     entry.bytes = generationBytes(gen, this.indexing);
     this.bytes += entry.bytes;
     if (this.bytes <= this.maxBytes) return;
@@ -124,6 +143,8 @@ interface CacheEntry {
   gen: Promise<LoadedGeneration>;
   bytes: number;
   loaded?: LoadedGeneration;
+  /** Indexes being added to the loaded generation for a reader that needs them. */
+  upgrade?: Promise<void>;
   /** The cache's tick when it was last asked for (least recently used goes first). */
   used: number;
 }

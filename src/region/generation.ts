@@ -16,7 +16,7 @@ import { takeData } from '../../exec/kernels/take.js';
 import { runsOf, takeRuns } from '../../exec/kernels/take-runs.js';
 import { DataError, isQuiverError } from '../errors.js';
 import { indexFromSidecar, sidecarSteps } from '../index/sidecar.js';
-import type { IndexingContext } from '../index/indexing.js';
+import type { IndexingContext, IndexScope } from '../index/indexing.js';
 import { type SourceIndex, SourceIndexes } from '../index/source-indexes.js';
 import { InvertedIndex } from '../index/fts/inverted-index.js';
 import { sameTokenizerOptions } from '../index/fts/tokenizer.js';
@@ -313,6 +313,7 @@ export async function readGeneration(
   indexing: IndexingContext,
   generation: number,
   folder: string,
+  scope: IndexScope = 'all',
 ): Promise<LoadedGeneration> {
   const stored = indexing.schema.stored;
   const key = layout.generationKey(folder, GENERATION_DATA_FILE);
@@ -330,14 +331,14 @@ export async function readGeneration(
   const batches = table.batches.filter((b) => b.numRows > 0).map((b) => new RecordBatch(stored, b.data));
   const indexes = new SourceIndexes(indexing.schema);
   indexes.insert(batches);
-  await loadIndexSidecars(store, layout, folder, indexing, indexes, batches);
+  await loadIndexSidecars(store, layout, folder, indexing, indexes, batches, scope);
   return { generation, folder, batches, rowOffsets: rowOffsetsOf(batches), rowCount: indexes.rowCount, indexes, cache: {} };
 }
 
 /**
- * Gives a loaded generation every current index: from its sidecar when the generation has one,
- * otherwise built from its rows (it was flushed before the index existed, or before the IVF-PQ
- * model was trained), without stalling the event loop.
+ * Gives a loaded generation every current index of `scope`: from its sidecar when the
+ * generation has one, otherwise built from its rows (it was flushed before the index existed,
+ * or before the IVF-PQ model was trained), without stalling the event loop.
  */
 export async function loadIndexSidecars(
   store: ObjectStore,
@@ -346,9 +347,10 @@ export async function loadIndexSidecars(
   indexing: IndexingContext,
   indexes: SourceIndexes,
   batches: readonly RecordBatch[],
+  scope: IndexScope = 'all',
 ): Promise<void> {
   await Promise.all(
-    indexing.defs.map(async (def) => {
+    indexing.defsIn(scope).map(async (def) => {
       if (indexes.hasIndex(def.name) || !indexing.canBuild(def)) return;
       const key = layout.generationKey(folder, indexSidecarFile(def));
       let bytes: Uint8Array;
@@ -365,7 +367,7 @@ export async function loadIndexSidecars(
   );
   // The rest are built from the rows in slices that yield to the event loop (a generation's
   // IVF-PQ index takes seconds); concurrent loads of one generation share the builds.
-  await indexing.completeAsync(indexes, batches);
+  await indexing.completeAsync(indexes, batches, undefined, scope);
 }
 
 export async function readPrimaryKeyFilter(store: ObjectStore, layout: RegionLayout, folder: string): Promise<PrimaryKeyFilter> {

@@ -10,6 +10,7 @@ import { parseFilter } from '../../exec/expr/parse-filter.js';
 import { InvalidError } from '../errors.js';
 import { FtsQueryError, parseFtsQuery } from '../index/fts/query.js';
 import type { ScalarPredicate } from '../index/scalar/scalar-index.js';
+import type { IndexScope } from '../index/indexing.js';
 import { METRICS, type Metric } from '../index/vector/distance.js';
 import { pendingLivenessRows, type RegionLivenessSlot } from '../memtable/liveness.js';
 import type { RegionLayout } from '../wal/region-layout.js';
@@ -146,8 +147,8 @@ function keyPredicate(column: string, key: NonNullable<SearchRequest['key']>): {
   };
 }
 
-/** The snapshot's sources per region, newest first, with every current index. */
-export async function searchSources(ctx: TableContext, states: readonly { layout: RegionLayout; state: RegionReadState }[]): Promise<RegionSources[]> {
+/** The snapshot's sources per region, newest first, with every current index (of `scope`; MemTables have all). */
+export async function searchSources(ctx: TableContext, states: readonly { layout: RegionLayout; state: RegionReadState }[], scope: IndexScope = 'all'): Promise<RegionSources[]> {
   const out: RegionSources[] = [];
   for (const { layout, state } of states) {
     // Indexes created after a MemTable started are built over its rows now, in slices that
@@ -155,7 +156,7 @@ export async function searchSources(ctx: TableContext, states: readonly { layout
     for (const memtable of memtablesLackingIndexes(ctx, state)) await ctx.indexing.completeAsync(memtable.indexes!, memtable.indexedBatches());
     const gens = flushedNewestFirst(state);
     // Cached generations are taken synchronously; any other is loaded (and all awaited) by `get`.
-    const loaded = cachedGenerations(ctx, layout, gens) ?? (await Promise.all(gens.map((g) => ctx.generations.get(layout, g.generation, g.path))));
+    const loaded = cachedGenerations(ctx, layout, gens, scope) ?? (await Promise.all(gens.map((g) => ctx.generations.get(layout, g.generation, g.path, scope))));
     out.push(regionSources(ctx, layout, state, gens, loaded));
   }
   return out;
@@ -189,10 +190,10 @@ function flushedNewestFirst(state: RegionReadState): FlushedGeneration[] {
 }
 
 /** The region's generations from the cache, or undefined when one is not in it. */
-function cachedGenerations(ctx: TableContext, layout: RegionLayout, gens: readonly FlushedGeneration[]): LoadedGeneration[] | undefined {
+function cachedGenerations(ctx: TableContext, layout: RegionLayout, gens: readonly FlushedGeneration[], scope: IndexScope = 'all'): LoadedGeneration[] | undefined {
   const loaded: LoadedGeneration[] = [];
   for (const g of gens) {
-    const hit = ctx.generations.peek(layout, g.path);
+    const hit = ctx.generations.peek(layout, g.path, scope);
     if (!hit) return undefined;
     loaded.push(hit);
   }

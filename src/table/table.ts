@@ -32,6 +32,7 @@ import { keyVectorData } from '../schema/primary-key.js';
 import type { TableSchema } from '../schema/table-schema.js';
 import { type CreateIndexOptions, type IndexDef, makeIndexDef } from '../index/index-def.js';
 import type { SourceIndexes } from '../index/source-indexes.js';
+import type { IndexScope } from '../index/indexing.js';
 import { catchUpLiveState, type SearchRequest, runSearch, searchSources } from './table-search.js';
 import type { RegionSources } from './search.js';
 import { minTrainingVectors, trainIndexModel } from './index-training.js';
@@ -182,7 +183,8 @@ export class Table {
       }
       const gens = [...state.manifest.flushedGenerations].sort((a, b) => b.generation - a.generation);
       for (const g of gens) {
-        const loaded = await this.ctx.generations.get(layout, g.generation, g.path);
+        // Rows and keys only: a scan reads no index (a generation's other indexes load when a search needs them).
+        const loaded = await this.ctx.generations.get(layout, g.generation, g.path, 'none');
         yield* emit(await survivorsInSlices(dedup, loaded.batches), loaded.batches, project);
       }
     }
@@ -291,16 +293,17 @@ export class Table {
   /**
    * A snapshot of every source for the query engine (see TableSnapshot). `vectorColumns`: IVF-PQ
    * indexes on these columns whose model is not trained yet are trained first when enough rows
-   * exist (as `search` does).
+   * exist (as `search` does). `indexes`: which indexes the reader will use (`all`, the default,
+   * for searches; `scalar` or `none` for scans): a generation not loaded yet is loaded with those.
    */
-  async snapshot(options: { vectorColumns?: readonly string[] } = {}): Promise<TableSnapshot> {
+  async snapshot(options: { vectorColumns?: readonly string[]; indexes?: IndexScope } = {}): Promise<TableSnapshot> {
     this.checkOpen();
     this.snapshotTaken = true;
     for (const column of options.vectorColumns ?? []) {
       const def = this.ctx.indexing.defs.find((d) => d.type === 'ivf_pq' && d.column === column);
       if (def && !def.model) await this.trainLater(def);
     }
-    const regions = await searchSources(this.ctx, await this.readStates());
+    const regions = await searchSources(this.ctx, await this.readStates(), options.indexes);
     return { table: this.name, schema: this.ctx.schema, indexes: [...this.ctx.indexing.defs], regions };
   }
 
@@ -397,7 +400,7 @@ export class Table {
     let n = 0;
     for (const { layout, state } of await this.readStates()) {
       for (const m of state.memtables) n += m.memtable.store.rowsBefore(m.batchCount);
-      for (const g of state.manifest.flushedGenerations) n += (await this.ctx.generations.get(layout, g.generation, g.path)).rowCount;
+      for (const g of state.manifest.flushedGenerations) n += await this.ctx.generations.rowCount(layout, g.generation, g.path);
     }
     return n;
   }

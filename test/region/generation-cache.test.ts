@@ -161,3 +161,58 @@ test('peek gives a loaded generation without awaiting, and nothing while it is u
   t.truthy(small.peek(layout, folders[1]));
   await db.close();
 });
+
+test('a generation loaded for a scan holds no index; a reader that needs them gets them once, in place, and the cache charges them', async (t) => {
+  const mem = new MemoryObjectStore();
+  const db = await connect('memory://', { store: mem, writer: { maxWalFlushIntervalMs: 0 } });
+  const table = await db.createTable('docs', docsSchema, { primaryKey: 'id' });
+  await table.createIndex('text', { type: 'fts' });
+  await table.createIndex('version', { type: 'scalar' });
+  await table.put(docs(range(0, 2000), 1));
+  await table.flush();
+  const ctx = (table as unknown as { ctx: { indexing: IndexingContext } }).ctx;
+  const regionId = Object.keys(await table.writerStats())[0];
+  const layout = new RegionLayout('docs', regionId);
+  const folder = (await mem.list(`docs/_mem_wal/${regionId}/`)).map((o) => /([0-9a-f]{8}_gen_\d+)/.exec(o.key)?.[1]).find((f): f is string => !!f)!;
+  const generation = Number(folder.split('_gen_')[1]);
+  const fts = ctx.indexing.defs.find((d) => d.type === 'fts')!.name;
+  const scalar = ctx.indexing.defs.find((d) => d.type === 'scalar')!.name;
+  const { store: spy, reads } = readSpy(mem);
+  const cache = new GenerationCache(spy, ctx.indexing, 1 << 30);
+  const charged = () => (cache as unknown as { bytes: number }).bytes;
+  const files = () => reads.map((k) => k.split('/').pop()).sort();
+
+  const rows = await cache.get(layout, generation, folder, 'none');
+  t.deepEqual(files(), ['data.arrow'], 'a scan reads the rows only');
+  t.false(rows.indexes.hasIndex(fts));
+  t.false(rows.indexes.hasIndex(scalar));
+  t.is(rows.rowCount, 2000);
+  t.is(cache.peek(layout, folder, 'none'), rows);
+  t.is(cache.peek(layout, folder, 'scalar'), undefined, 'a filtered scan has a scalar index to load first');
+  t.is(cache.peek(layout, folder), undefined, 'a search has every index to load first');
+  const rowsCharge = charged();
+  t.is(rowsCharge, generationBytes(rows, ctx.indexing));
+
+  reads.length = 0;
+  t.is(await cache.get(layout, generation, folder, 'scalar'), rows, 'the same object, upgraded in place');
+  t.deepEqual(files(), ['index_version_scalar.arrow']);
+  t.true(rows.indexes.hasIndex(scalar));
+  t.false(rows.indexes.hasIndex(fts));
+
+  // Two searches at once share one upgrade: each sidecar is read once.
+  reads.length = 0;
+  const [a, b] = await Promise.all([cache.get(layout, generation, folder), cache.get(layout, generation, folder)]);
+  t.is(a, rows);
+  t.is(b, rows);
+  t.deepEqual(files(), ['index_text_fts.arrow']);
+  t.true(rows.indexes.hasIndex(fts));
+  t.is(cache.peek(layout, folder), rows);
+  t.is(charged(), generationBytes(rows, ctx.indexing), 'charged again after the upgrade');
+  t.true(charged() > rowsCharge * 1.2, `the full-text postings are charged: ${rowsCharge} → ${charged()}`);
+
+  // Nothing more to read for any reader now.
+  reads.length = 0;
+  for (const scope of ['none', 'scalar', 'all'] as const) t.is(await cache.get(layout, generation, folder, scope), rows);
+  t.deepEqual(reads, []);
+  await db.close();
+});
