@@ -44,7 +44,7 @@ export class GenerationCache {
     const hit = this.entries.get(key);
     if (!hit) {
       const gen = readGeneration(this.store, layout, this.indexing, generation, folder, scope);
-      const entry: CacheEntry = { gen, bytes: 0, used: ++this.tick };
+      const entry: CacheEntry = { gen, bytes: 0, used: ++this.tick, scanOnly: scope !== 'all' };
       this.entries.set(key, entry);
       gen.then(
         (g) => this.account(key, entry, g),
@@ -53,6 +53,7 @@ export class GenerationCache {
       return gen;
     }
     hit.used = ++this.tick;
+    if (scope === 'all') hit.scanOnly = false;
     const loaded = await hit.gen;
     // Indexes this reader needs that the entry lacks — loaded for a narrower reader, or created
     // since: from sidecars or built from its rows, one upgrade at a time. An IVF-PQ index without
@@ -114,14 +115,17 @@ export class GenerationCache {
     const key = this.key(layout, gen.folder);
     const old = this.entries.get(key);
     if (old) this.bytes -= old.bytes;
-    const entry: CacheEntry = { gen: Promise.resolve(gen), bytes: 0, used: ++this.tick };
+    const entry: CacheEntry = { gen: Promise.resolve(gen), bytes: 0, used: ++this.tick, scanOnly: false };
     this.entries.set(key, entry);
     this.account(key, entry, gen);
   }
 
   /**
    * Counts a loaded entry (again, after an upgrade added indexes), then lets the least recently
-   * used others go while over the budget.
+   * used others go while over the budget. A generation only scans have asked for is kept only
+   * while it fits: a scan of a table larger than the budget would otherwise push out, in scan
+   * order, every generation — the searches' indexed ones too — and miss each one again on the
+   * next scan; this way the generations that fit stay, and the rest are read for the scan alone.
    */
   private account(key: string, entry: CacheEntry, gen: LoadedGeneration): void {
     if (this.entries.get(key) !== entry) return;
@@ -130,6 +134,11 @@ export class GenerationCache {
     entry.bytes = generationBytes(gen, this.indexing);
     this.bytes += entry.bytes;
     if (this.bytes <= this.maxBytes) return;
+    if (entry.scanOnly) {
+      this.entries.delete(key);
+      this.bytes -= entry.bytes;
+      return;
+    }
     const byAge = [...this.entries].filter(([k]) => k !== key).sort((a, b) => a[1].used - b[1].used);
     for (const [k, e] of byAge) {
       if (this.bytes <= this.maxBytes) break;
@@ -145,6 +154,8 @@ interface CacheEntry {
   loaded?: LoadedGeneration;
   /** Indexes being added to the loaded generation for a reader that needs them. */
   upgrade?: Promise<void>;
+  /** Only scans (`IndexScope` none or scalar) have asked for it: kept only while it fits (`account`). */
+  scanOnly: boolean;
   /** The cache's tick when it was last asked for (least recently used goes first). */
   used: number;
 }

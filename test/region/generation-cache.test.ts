@@ -216,3 +216,37 @@ test('a generation loaded for a scan holds no index; a reader that needs them ge
   t.deepEqual(reads, []);
   await db.close();
 });
+
+test('a generation only scans asked for is kept only while it fits: a scan never pushes out another generation, a search does', async (t) => {
+  const { db, ctx, layout, folders } = await twoGenerations(2000, 3);
+  t.is(folders.length, 3);
+  const gen = (f: string) => Number(f.split('_gen_')[1]);
+  const [a, b, c] = folders;
+  const sized = async (f: string, scope: 'none' | 'all') => generationBytes(await new GenerationCache(ctx.store, ctx.indexing, 1 << 30).get(layout, gen(f), f, scope), ctx.indexing);
+  const full = await sized(a, 'all');
+  const rows = Math.max(await sized(b, 'none'), await sized(c, 'none'));
+  t.true(full > rows * 1.2, 'the index is charged');
+  // Room for a with its index and one generation's rows, not two.
+  const cache = new GenerationCache(ctx.store, ctx.indexing, full + Math.floor(rows * 1.5));
+  const searched = await cache.get(layout, gen(a), a);
+  const scannedB = await cache.get(layout, gen(b), b, 'none');
+  t.is(cache.peek(layout, b, 'none'), scannedB, 'a scan load that fits is kept');
+  const scannedC = await cache.get(layout, gen(c), c, 'none');
+  t.is(scannedC.rowCount, 2000, 'the scan still gets its rows');
+  t.is(cache.peek(layout, c, 'none'), undefined, 'a scan load that does not fit is not kept');
+  t.is(cache.peek(layout, a), searched, 'and pushed nothing out: the searched generation stays');
+  t.is(cache.peek(layout, b, 'none'), scannedB);
+  t.not(await cache.get(layout, gen(c), c, 'scalar'), await cache.get(layout, gen(c), c, 'scalar'), 'asked for again by scans it is read again each time');
+  t.is(cache.peek(layout, c, 'none'), undefined, 'and never kept');
+  t.is(cache.peek(layout, a), searched);
+  // A search's load makes room, least recently used first (a, then b).
+  const searchedC = await cache.get(layout, gen(c), c);
+  t.is(cache.peek(layout, c), searchedC, 'a search load is kept');
+  t.is(cache.peek(layout, a), undefined, 'by letting the least recently used go');
+  // A scan load a search joins is the search's: kept like any other.
+  const small = new GenerationCache(ctx.store, ctx.indexing, 1);
+  const [x, y] = await Promise.all([small.get(layout, gen(a), a, 'none'), small.get(layout, gen(a), a)]);
+  t.is(x, y);
+  t.is(small.peek(layout, a), y, 'kept (alone over the budget, as the newest entry always is)');
+  await db.close();
+});
