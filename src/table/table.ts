@@ -182,9 +182,21 @@ export class Table {
         yield* emit(await survivorsInSlices(dedup, batches), batches, project);
       }
       const gens = [...state.manifest.flushedGenerations].sort((a, b) => b.generation - a.generation);
-      for (const g of gens) {
-        // Rows and keys only: a scan reads no index (a generation's other indexes load when a search needs them).
-        const loaded = await this.ctx.generations.get(layout, g.generation, g.path, 'none');
+      // Rows and keys only: a scan reads no index (a generation's other indexes load when a
+      // search needs them). The next SCAN_READ_AHEAD generations are read while this one's rows
+      // are deduplicated and streamed: a read is mostly fresh memory faulting in, on libuv's
+      // threads, so reads side by side use every core (1M rows in 11 generations, first scan:
+      // 3.5–3.7 s one at a time, 2.5–2.8 s one ahead, 2.3 s two ahead; bench/dev-scan.ts).
+      const load = (i: number) => {
+        if (i >= gens.length) return undefined;
+        const p = this.ctx.generations.get(layout, gens[i].generation, gens[i].path, 'none');
+        p.catch(() => undefined); // awaited below; a scan stopped early leaves it unawaited
+        return p;
+      };
+      const ahead = Array.from({ length: SCAN_READ_AHEAD + 1 }, (_, i) => load(i));
+      for (let i = 0; i < gens.length; i++) {
+        const loaded = await ahead.shift()!;
+        ahead.push(load(i + SCAN_READ_AHEAD + 1));
         yield* emit(await survivorsInSlices(dedup, loaded.batches), loaded.batches, project);
       }
     }
@@ -663,6 +675,9 @@ const CATCH_UP_WRITE_ROWS = 256;
 
 /** Rows deduplicated between two yields to the event loop (a key costs a few µs). */
 const DEDUP_SLICE_ROWS = 4096;
+
+/** Generations a scan reads ahead of the one it streams (each holds its rows in memory meanwhile). */
+const SCAN_READ_AHEAD = 2;
 
 /**
  * `dedup.survivors(batches)`, computed over slices of at most DEDUP_SLICE_ROWS rows (newest row

@@ -2,11 +2,11 @@
  * A generation is loaded with the indexes its first reader needs: after reopening, a scan or a
  * SQL query without a vector or text search reads no full-text or IVF-PQ sidecar (a quarter of a
  * generation's bytes and most of its load time); the first search reads each once, and answers
- * as a process that searched first does.
+ * as a process that searched first does. A scan reads generations ahead of the one it streams.
  */
 import test from 'ava';
-import { connect, MemoryObjectStore } from '../../src/quiver.js';
-import { docs, docsSchema, range } from '../helpers/data.js';
+import { connect, isQuiverError, MemoryObjectStore } from '../../src/quiver.js';
+import { docs, docsSchema, liveRows, range } from '../helpers/data.js';
 import { readSpy } from '../helpers/read-spy.js';
 
 async function stored() {
@@ -89,4 +89,41 @@ test('a search and a scan started together on a cold table both answer, and each
   t.true(perFile.size >= 8, `generation files read: ${[...perFile.keys()].join(', ')}`);
   t.deepEqual([...perFile].filter(([, c]) => c > 1), [], 'no generation file read twice');
   await db.close();
+});
+
+test('a scan reading ahead gives the same rows, fails on an unreadable generation, and leaves nothing failing when stopped early', async (t) => {
+  const mem = await stored();
+  const expectedVersion = (id: number) => (id % 10 === 0 ? 2 : 1);
+  const db = await connect('memory://', { store: mem });
+  const rows = await liveRows(await db.openTable('docs'));
+  t.is(rows.size, 3000);
+  t.true([...rows].every(([id, v]) => v === expectedVersion(id)), 'newest version of every key, across generations read ahead');
+  await db.close();
+
+  // The second newest generation's rows file unreadable (read ahead while the newest streams):
+  // the scan that reaches it fails with a data error.
+  const files = (await mem.list('docs/')).map((o) => o.key).filter((k) => k.endsWith('/data.arrow'));
+  const second = files.sort((a, b) => Number(/_gen_(\d+)\//.exec(b)![1]) - Number(/_gen_(\d+)\//.exec(a)![1]))[1]!;
+  await mem.put(second, new TextEncoder().encode('not an arrow file'));
+  const unhandled: unknown[] = [];
+  const onUnhandled = (e: unknown) => unhandled.push(e);
+  process.on('unhandledRejection', onUnhandled);
+  try {
+    const broken = await connect('memory://', { store: mem });
+    const err = await t.throwsAsync(liveRows(await broken.openTable('docs')));
+    t.true(isQuiverError(err, 'data'), String(err));
+    t.regex(String(err), /corrupt generation file/);
+    await broken.close();
+    // Stopped after the first batch: the reads ahead (the broken one among them) settle unseen.
+    const early = await connect('memory://', { store: mem });
+    for await (const b of (await early.openTable('docs')).scan()) {
+      t.true(b.numRows > 0);
+      break;
+    }
+    await new Promise((r) => setTimeout(r, 200));
+    await early.close();
+    t.deepEqual(unhandled, [], 'no unhandled rejection');
+  } finally {
+    process.off('unhandledRejection', onUnhandled);
+  }
 });
