@@ -212,7 +212,8 @@ export class ModelGrowth {
     for (const { layout, state } of await this.readStates()) {
       for (const m of state.memtables) if (m.memtable.indexes) out.push({ indexes: m.memtable.indexes, rows: m.memtable.store.rowsBefore(m.batchCount) });
       for (const g of state.manifest.flushedGenerations) {
-        const gen = await this.ctx.generations.get(layout, g.generation, g.path);
+        // Rows only: the sample reads vectors, no index (a search loads those when it needs them).
+        const gen = await this.ctx.generations.get(layout, g.generation, g.path, 'none');
         out.push({ indexes: gen.indexes, rows: gen.rowCount });
       }
     }
