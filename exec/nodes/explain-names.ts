@@ -7,7 +7,7 @@
  * terms of the columns below it — `TopK … by _score`, `Filter: count(*) > 0` — as PostgreSQL's
  * EXPLAIN VERBOSE does. Display only: the nodes run on the internal names.
  */
-import { call, col, exprToString, mapExpr, type Expr } from '../expr/expr.js';
+import { col, exprToString, mapExpr, type Expr } from '../expr/expr.js';
 
 /** What `ExplainNames.of` reads of an exec node (exec-node.ts's `ExecNode` has both). */
 interface NamingNode {
@@ -70,10 +70,5 @@ export class ExplainNames {
   item(expr: Expr, name: string): string {
     const text = this.expr(expr);
     return this.isInternal(name) || text === exprToString(col(name)) ? text : `${text} AS ${name}`;
-  }
-
-  /** An aggregate call over input column `arg` (none: `count(*)`), as EXPLAIN shows it. */
-  aggregate(fn: string, arg: string | undefined, distinct: boolean): Expr {
-    return arg === undefined ? call(fn, [], { star: true }) : call(fn, [col(arg)], { distinct });
   }
 }

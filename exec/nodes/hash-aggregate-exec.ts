@@ -24,7 +24,7 @@ import { type AggregateFn, aggregateResultType, type GroupAccumulator, makeAccum
 import { GroupKeyTable, isGroupableType } from '../kernels/hash-keys.js';
 import { BaseExec, checkCancelled, type ExecContext, type ExecNode } from './exec-node.js';
 import { ExplainNames } from './explain-names.js';
-import type { Expr } from '../expr/expr.js';
+import { call, col, type Expr } from '../expr/expr.js';
 import { DEFAULT_OPERATOR_MEMORY_BYTES, MemoryBudget } from './memory-budget.js';
 import { makeBatch, SORT_OUTPUT_BATCH_ROWS } from './sort-exec.js';
 
@@ -67,18 +67,18 @@ export class HashAggregateExec extends BaseExec {
   explain(names = ExplainNames.NONE): string {
     const input = this.child.schema.fields;
     const groups = this.groupColumns.map((c) => names.column(input[c].name)).join(', ');
-    const aggs = this.aggregates.map((a) => names.item(this.aggregateCall(a, names), a.name)).join(', ');
+    const aggs = this.aggregates.map((a) => names.item(this.aggregateCall(a), a.name)).join(', ');
     return `HashAggregate: group by [${groups}] aggregates [${aggs}]`;
   }
 
   defineNames(names: ExplainNames): void {
-    for (const a of this.aggregates) names.define(a.name, this.aggregateCall(a, names));
+    for (const a of this.aggregates) names.define(a.name, this.aggregateCall(a));
   }
 
-  /** `sum(x)`, `count(DISTINCT x)`, `count(*)` over the input column's name. */
-  private aggregateCall(a: AggregateSpec, names: ExplainNames): Expr {
-    if (a.fn === 'count_star') return names.aggregate('count', undefined, false);
-    return names.aggregate(a.fn, this.child.schema.fields[a.column as number].name, a.distinct === true);
+  /** `sum(x)`, `count(DISTINCT x)`, `count(*)` over the input column's name (for EXPLAIN). */
+  private aggregateCall(a: AggregateSpec): Expr {
+    if (a.fn === 'count_star') return call('count', [], { star: true });
+    return call(a.fn, [col(this.child.schema.fields[a.column as number].name)], { distinct: a.distinct === true });
   }
 
   protected async *run(ctx: ExecContext): AsyncGenerator<RecordBatch> {
